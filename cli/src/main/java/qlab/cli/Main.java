@@ -1,0 +1,34 @@
+package qlab.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import qlab.engine.QlabException;
+
+/** Entry point of the qlab command line. */
+@Command(name = "qlab", mixinStandardHelpOptions = true, version = "qlab 0.1.0",
+        description = "A quantization lab for small LLMs.",
+        footer = {"", "./qlab test runs the whole test suite."},
+        subcommands = {CommandLine.HelpCommand.class})
+public final class Main {
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs a command line and returns its exit code; user errors become one line on stderr. */
+    public static int run(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((ex, cmd, parse) -> {
+            Throwable cause = ex;
+            while (cause != null && !(cause instanceof QlabException)) {
+                cause = cause.getCause();
+            }
+            if (cause != null) {
+                cmd.getErr().println("qlab: " + cause.getMessage());
+                return 2;
+            }
+            throw ex;
+        });
+        return cl.execute(args);
+    }
+}

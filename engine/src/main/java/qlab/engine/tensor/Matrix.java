@@ -1,0 +1,39 @@
+package qlab.engine.tensor;
+
+/**
+ * A weight matrix W [rows, cols] (a linear layer stored as [out_features, in_features]),
+ * in whatever storage format; the forward pass only ever multiplies by it or reads a row.
+ *
+ * <p>A product is done in two steps so that work shared by all rows happens once per call:
+ * {@link #prepare} runs on the calling thread (an integer format quantizes the activations
+ * there), then {@link #matmul} runs on the workers, each for its own range of rows.
+ */
+public interface Matrix {
+    int rows();
+
+    int cols();
+
+    /** Bytes the weights occupy in memory (what one full pass over the matrix reads). */
+    long byteSize();
+
+    /** Storage format name, e.g. {@code f32}, {@code q8_0}. */
+    String format();
+
+    /**
+     * Work shared by every row range of one product, done once: x holds {@code tokens} rows of
+     * {@link #cols()} activations. The result is handed to each {@link #matmul} call unchanged.
+     */
+    default Object prepare(float[] x, int tokens) {
+        return null;
+    }
+
+    /**
+     * y[t * yStride + yOffset + r] = W[r, :] · x[t, :] for r in [rowStart, rowEnd) and
+     * t in [0, tokens). x is row-major [tokens, cols]. Must not write outside those y cells:
+     * several workers call it at once on disjoint row ranges.
+     */
+    void matmul(float[] x, Object prepared, int tokens, float[] y, int yStride, int yOffset, int rowStart, int rowEnd);
+
+    /** Copies row r, dequantized, into dst[dstOffset .. dstOffset + cols). */
+    void copyRow(int row, float[] dst, int dstOffset);
+}

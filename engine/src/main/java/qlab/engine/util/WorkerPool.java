@@ -1,0 +1,162 @@
+package qlab.engine.util;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A persistent pool of threads for the forward pass. One decode step dispatches a few hundred
+ * small jobs (one per matrix product), so the hand-off must cost microseconds: workers spin on a
+ * generation counter for a short while, then park. Spinning forever would collapse when another
+ * busy process shares the cores, so spinning is bounded. The calling thread is worker 0.
+ */
+public final class WorkerPool implements AutoCloseable {
+
+    /** A job over an index range, run by one worker: [start, end). */
+    @FunctionalInterface
+    public interface RangeTask {
+        void run(int start, int end);
+    }
+
+    private static final long SPIN_NANOS = 100_000;
+
+    private final int threads;
+    private final Thread[] workers;
+    private final boolean[] sleeping;
+    private final AtomicInteger remaining = new AtomicInteger();
+    private volatile int generation;
+    private volatile boolean closed;
+    private volatile RangeTask task;
+    private volatile int taskSize;
+    private volatile int taskGrain;
+    private volatile Throwable failure;
+
+    public WorkerPool(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        this.threads = threads;
+        this.workers = new Thread[threads];
+        this.sleeping = new boolean[threads];
+        for (int i = 1; i < threads; i++) {
+            int id = i;
+            Thread t = new Thread(() -> workerLoop(id), "qlab-worker-" + i);
+            t.setDaemon(true);
+            workers[i] = t;
+            t.start();
+        }
+    }
+
+    public int threads() {
+        return threads;
+    }
+
+    /**
+     * Splits [0, size) into one contiguous chunk per thread (chunk boundaries on multiples of
+     * {@code grain}) and runs them in parallel; returns when all are done. Exceptions thrown by
+     * any worker are rethrown here.
+     */
+    public void forRange(int size, int grain, RangeTask job) {
+        if (size <= 0) {
+            return;
+        }
+        if (threads == 1 || size <= grain) {
+            job.run(0, size);
+            return;
+        }
+        task = job;
+        taskSize = size;
+        taskGrain = grain;
+        failure = null;
+        remaining.set(threads - 1);
+        generation++; // publishes task, size, grain
+        for (int i = 1; i < threads; i++) {
+            if (sleepingVolatile(i)) {
+                LockSupport.unpark(workers[i]);
+            }
+        }
+        runChunk(0, job, size, grain);
+        long spinUntil = System.nanoTime() + SPIN_NANOS;
+        while (remaining.get() != 0) {
+            if (System.nanoTime() < spinUntil) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+        task = null;
+        Throwable f = failure;
+        if (f != null) {
+            if (f instanceof RuntimeException re) {
+                throw re;
+            }
+            if (f instanceof Error e) {
+                throw e;
+            }
+            throw new RuntimeException(f);
+        }
+    }
+
+    /** Runs job(i) for i in [0, n) spread over the threads. */
+    public void forEach(int n, java.util.function.IntConsumer job) {
+        forRange(n, 1, (s, e) -> {
+            for (int i = s; i < e; i++) {
+                job.accept(i);
+            }
+        });
+    }
+
+    private void runChunk(int id, RangeTask job, int size, int grain) {
+        int units = (size + grain - 1) / grain;
+        int startUnit = (int) ((long) units * id / threads);
+        int endUnit = (int) ((long) units * (id + 1) / threads);
+        int start = Math.min(size, startUnit * grain);
+        int end = Math.min(size, endUnit * grain);
+        if (start < end) {
+            job.run(start, end);
+        }
+    }
+
+    private static final java.lang.invoke.VarHandle SLEEPING =
+            java.lang.invoke.MethodHandles.arrayElementVarHandle(boolean[].class);
+
+    private boolean sleepingVolatile(int i) {
+        return (boolean) SLEEPING.getVolatile(sleeping, i);
+    }
+
+    private void workerLoop(int id) {
+        int seen = 0;
+        while (true) {
+            long spinUntil = System.nanoTime() + SPIN_NANOS;
+            while (generation == seen && !closed) {
+                if (System.nanoTime() < spinUntil) {
+                    Thread.onSpinWait();
+                } else {
+                    SLEEPING.setVolatile(sleeping, id, true);
+                    if (generation == seen && !closed) {
+                        LockSupport.park(this);
+                    }
+                    SLEEPING.setVolatile(sleeping, id, false);
+                }
+            }
+            if (closed) {
+                return;
+            }
+            seen = generation;
+            try {
+                runChunk(id, task, taskSize, taskGrain);
+            } catch (Throwable t) {
+                failure = t;
+            } finally {
+                remaining.decrementAndGet();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (int i = 1; i < threads; i++) {
+            LockSupport.unpark(workers[i]);
+        }
+    }
+}
