@@ -1,0 +1,34 @@
+package qlab.engine.model;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import qlab.engine.QlabException;
+import qlab.engine.safetensors.Checkpoint;
+import qlab.engine.safetensors.TensorInfo;
+
+/** A loaded model: its config and weights, and where they came from. */
+public record Model(ModelConfig config, Weights weights, String source) {
+
+    /** Loads a Hugging Face model directory (config.json + safetensors, single or sharded). */
+    public static Model load(Path dir) {
+        ModelConfig config = ModelConfig.read(dir);
+        Checkpoint ckpt = Checkpoint.open(dir);
+        List<String> problems = ModelManifest.of(config).problems(shapes(ckpt));
+        if (!problems.isEmpty()) {
+            throw new QlabException(ckpt.source() + ": the tensors do not match config.json (" + problems.size()
+                    + " problem(s)): " + String.join("; ", problems.subList(0, Math.min(3, problems.size())))
+                    + (problems.size() > 3 ? "; ... (qlab inspect lists all)" : ""));
+        }
+        return new Model(config, Weights.load(config, new CheckpointWeights(ckpt)), dir.toString());
+    }
+
+    public static Map<String, long[]> shapes(Checkpoint ckpt) {
+        Map<String, long[]> m = new LinkedHashMap<>();
+        for (TensorInfo t : ckpt.tensors().values()) {
+            m.put(t.name(), t.shape());
+        }
+        return m;
+    }
+}

@@ -1,0 +1,252 @@
+package qlab.engine.model;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import qlab.engine.QlabException;
+
+/**
+ * The shape of a Qwen2 model, as read from a Hugging Face {@code config.json}.
+ *
+ * <p>Fields the architecture cannot do without are required; a config missing one is rejected
+ * naming it, rather than guessing a default that silently changes the arithmetic. Features this
+ * engine does not implement (RoPE scaling, sliding-window attention, other activations) are
+ * rejected too, for the same reason.
+ */
+public record ModelConfig(
+        int hiddenSize,
+        int intermediateSize,
+        int numLayers,
+        int numHeads,
+        int numKvHeads,
+        int headDim,
+        int vocabSize,
+        double rmsNormEps,
+        double ropeTheta,
+        boolean tieWordEmbeddings,
+        int maxPositionEmbeddings,
+        String torchDtype) {
+
+    public ModelConfig {
+        check(hiddenSize > 0, "hidden_size", "must be positive, got " + hiddenSize);
+        check(intermediateSize > 0, "intermediate_size", "must be positive, got " + intermediateSize);
+        check(numLayers > 0, "num_hidden_layers", "must be positive, got " + numLayers);
+        check(numHeads > 0, "num_attention_heads", "must be positive, got " + numHeads);
+        check(numKvHeads > 0, "num_key_value_heads", "must be positive, got " + numKvHeads);
+        check(numHeads % numKvHeads == 0, "num_key_value_heads",
+                numKvHeads + " does not divide num_attention_heads " + numHeads);
+        check(headDim > 0 && headDim % 2 == 0, "head_dim", "must be positive and even (RoPE rotates halves), got " + headDim);
+        check(vocabSize > 0, "vocab_size", "must be positive, got " + vocabSize);
+        check(rmsNormEps > 0 && Double.isFinite(rmsNormEps), "rms_norm_eps", "must be positive, got " + rmsNormEps);
+        check(ropeTheta > 0 && Double.isFinite(ropeTheta), "rope_theta", "must be positive, got " + ropeTheta);
+        check(maxPositionEmbeddings > 0, "max_position_embeddings", "must be positive, got " + maxPositionEmbeddings);
+    }
+
+    private static void check(boolean ok, String field, String message) {
+        if (!ok) {
+            throw new QlabException("config.json: field \"" + field + "\" " + message);
+        }
+    }
+
+    /** Query heads served by one KV head (GQA group size). */
+    public int groupSize() {
+        return numHeads / numKvHeads;
+    }
+
+    /** Width of the concatenated query heads. */
+    public int qDim() {
+        return numHeads * headDim;
+    }
+
+    /** Width of the concatenated key (or value) heads. */
+    public int kvDim() {
+        return numKvHeads * headDim;
+    }
+
+    public static ModelConfig read(Path modelDir) {
+        Path file = Files.isDirectory(modelDir) ? modelDir.resolve("config.json") : modelDir;
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new QlabException(file + ": not found (a model directory needs config.json)");
+        } catch (IOException e) {
+            throw new QlabException(file + ": cannot read: " + e.getMessage());
+        }
+        try {
+            return parse(text);
+        } catch (QlabException e) {
+            throw new QlabException(e.getMessage().replaceFirst("^config\\.json", file.toString()));
+        }
+    }
+
+    /** Parses the text of a config.json; messages name the field ("config.json: field ..."). */
+    public static ModelConfig parse(String json) {
+        JsonNode root;
+        try {
+            root = new ObjectMapper().readTree(json);
+        } catch (JacksonException e) {
+            throw new QlabException("config.json: not valid JSON: " + e.getOriginalMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw new QlabException("config.json: not a JSON object");
+        }
+        Fields f = new Fields(root);
+        String modelType = f.string("model_type", null);
+        if (modelType == null) {
+            throw new QlabException("config.json: field \"model_type\" is missing");
+        }
+        if (!modelType.equals("qwen2")) {
+            throw new QlabException("config.json: field \"model_type\" is \"" + modelType + "\", only \"qwen2\" is supported");
+        }
+        String act = f.string("hidden_act", "silu");
+        if (!act.equals("silu")) {
+            throw new QlabException("config.json: field \"hidden_act\" is \"" + act + "\", only \"silu\" is supported");
+        }
+        if (root.hasNonNull("rope_scaling")) {
+            throw new QlabException("config.json: field \"rope_scaling\" is set; RoPE scaling is not supported");
+        }
+        if (f.bool("use_sliding_window", false)) {
+            throw new QlabException("config.json: field \"use_sliding_window\" is true; sliding-window attention is not supported");
+        }
+        int hidden = f.requiredInt("hidden_size");
+        int heads = f.requiredInt("num_attention_heads");
+        int headDim;
+        if (root.hasNonNull("head_dim")) {
+            headDim = f.requiredInt("head_dim");
+        } else {
+            check(heads > 0, "num_attention_heads", "must be positive, got " + heads);
+            check(hidden % heads == 0, "hidden_size", hidden + " is not divisible by num_attention_heads " + heads);
+            headDim = hidden / heads;
+        }
+        return new ModelConfig(
+                hidden,
+                f.requiredInt("intermediate_size"),
+                f.requiredInt("num_hidden_layers"),
+                heads,
+                f.requiredInt("num_key_value_heads"),
+                headDim,
+                f.requiredInt("vocab_size"),
+                f.requiredDouble("rms_norm_eps"),
+                f.requiredDouble("rope_theta"),
+                // transformers' Qwen2Config default
+                f.bool("tie_word_embeddings", false),
+                f.optionalInt("max_position_embeddings", 32768),
+                f.string("torch_dtype", f.string("dtype", "float32")));
+    }
+
+    /** The config.json a Hugging Face Qwen2 model directory would carry. */
+    public String toJson() {
+        ObjectMapper mapper = new ObjectMapper();
+        ObjectNode n = mapper.createObjectNode();
+        n.putArray("architectures").add("Qwen2ForCausalLM");
+        n.put("model_type", "qwen2");
+        n.put("hidden_act", "silu");
+        n.put("hidden_size", hiddenSize);
+        n.put("intermediate_size", intermediateSize);
+        n.put("num_hidden_layers", numLayers);
+        n.put("num_attention_heads", numHeads);
+        n.put("num_key_value_heads", numKvHeads);
+        if (headDim * numHeads != hiddenSize) {
+            n.put("head_dim", headDim);
+        }
+        n.put("rms_norm_eps", rmsNormEps);
+        n.put("rope_theta", ropeTheta);
+        n.put("vocab_size", vocabSize);
+        n.put("tie_word_embeddings", tieWordEmbeddings);
+        n.put("max_position_embeddings", maxPositionEmbeddings);
+        n.put("torch_dtype", torchDtype);
+        n.put("use_sliding_window", false);
+        try {
+            return mapper.writerWithDefaultPrettyPrinter().writeValueAsString(n) + "\n";
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Parameter count of the model these shapes describe (norms and biases included). */
+    public long parameterCount() {
+        long total = 0;
+        for (var shape : ModelManifest.of(this).expected().values()) {
+            long n = 1;
+            for (long d : shape) {
+                n *= d;
+            }
+            total += n;
+        }
+        return total;
+    }
+
+    public Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("hidden_size", hiddenSize);
+        m.put("intermediate_size", intermediateSize);
+        m.put("num_hidden_layers", numLayers);
+        m.put("num_attention_heads", numHeads);
+        m.put("num_key_value_heads", numKvHeads);
+        m.put("head_dim", headDim);
+        m.put("vocab_size", vocabSize);
+        m.put("rope_theta", ropeTheta);
+        m.put("rms_norm_eps", rmsNormEps);
+        m.put("tie_word_embeddings", tieWordEmbeddings);
+        return m;
+    }
+
+    /** Typed access to the JSON fields, with errors naming the field. */
+    private record Fields(JsonNode root) {
+        int requiredInt(String name) {
+            JsonNode v = root.get(name);
+            if (v == null || v.isNull()) {
+                throw new QlabException("config.json: field \"" + name + "\" is missing");
+            }
+            if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+                throw new QlabException("config.json: field \"" + name + "\" must be an integer, got " + v);
+            }
+            return v.intValue();
+        }
+
+        int optionalInt(String name, int dflt) {
+            return root.hasNonNull(name) ? requiredInt(name) : dflt;
+        }
+
+        double requiredDouble(String name) {
+            JsonNode v = root.get(name);
+            if (v == null || v.isNull()) {
+                throw new QlabException("config.json: field \"" + name + "\" is missing");
+            }
+            if (!v.isNumber()) {
+                throw new QlabException("config.json: field \"" + name + "\" must be a number, got " + v);
+            }
+            return v.doubleValue();
+        }
+
+        boolean bool(String name, boolean dflt) {
+            JsonNode v = root.get(name);
+            if (v == null || v.isNull()) {
+                return dflt;
+            }
+            if (!v.isBoolean()) {
+                throw new QlabException("config.json: field \"" + name + "\" must be true or false, got " + v);
+            }
+            return v.booleanValue();
+        }
+
+        String string(String name, String dflt) {
+            JsonNode v = root.get(name);
+            if (v == null || v.isNull()) {
+                return dflt;
+            }
+            if (!v.isTextual()) {
+                throw new QlabException("config.json: field \"" + name + "\" must be a string, got " + v);
+            }
+            return v.textValue();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package qlab.engine.model;
+
+import qlab.engine.tensor.Matrix;
+
+/**
+ * The readable specification of the Qwen2 forward pass: plain loops in float64, the whole
+ * sequence recomputed from scratch (no KV cache), no threads, no vectors, no fusion. It is slow
+ * and exists to be obviously right; the fast {@link Transformer} is tested against it.
+ *
+ * <p>Weights are read through {@link Matrix#copyRow}, so a quantized model's reference is the
+ * exact arithmetic on its dequantized weights.
+ */
+public final class ReferenceModel {
+
+    private final ModelConfig c;
+    private final Weights w;
+
+    public ReferenceModel(Model model) {
+        this.c = model.config();
+        this.w = model.weights();
+    }
+
+    /** logits [T][vocab] for every position of {@code tokens}, positions starting at 0. */
+    public double[][] logits(int[] tokens) {
+        int n = tokens.length;
+        int hidden = c.hiddenSize();
+        int hd = c.headDim();
+
+        // x: (n, hidden)
+        double[][] x = new double[n][];
+        for (int t = 0; t < n; t++) {
+            x[t] = row(w.embed(), tokens[t]);
+        }
+        for (LayerWeights L : w.layers()) {
+            // ---- attention
+            double[][] h = new double[n][];
+            for (int t = 0; t < n; t++) {
+                h[t] = rmsnorm(x[t], L.attnNorm());
+            }
+            double[][] q = new double[n][];
+            double[][] k = new double[n][];
+            double[][] v = new double[n][];
+            for (int t = 0; t < n; t++) {
+                q[t] = linear(L.q(), h[t], L.qBias());
+                k[t] = linear(L.k(), h[t], L.kBias());
+                v[t] = linear(L.v(), h[t], L.vBias());
+                rope(q[t], c.numHeads(), t);
+                rope(k[t], c.numKvHeads(), t);
+            }
+            for (int t = 0; t < n; t++) {
+                double[] att = new double[c.qDim()];
+                for (int head = 0; head < c.numHeads(); head++) {
+                    int kvh = head / c.groupSize();
+                    // scores over positions 0..t (a token attends to itself and everything before)
+                    double[] scores = new double[t + 1];
+                    double max = Double.NEGATIVE_INFINITY;
+                    for (int j = 0; j <= t; j++) {
+                        double s = 0;
+                        for (int i = 0; i < hd; i++) {
+                            s += q[t][head * hd + i] * k[j][kvh * hd + i];
+                        }
+                        scores[j] = s / Math.sqrt(hd);
+                        max = Math.max(max, scores[j]);
+                    }
+                    double sum = 0;
+                    for (int j = 0; j <= t; j++) {
+                        scores[j] = Math.exp(scores[j] - max);
+                        sum += scores[j];
+                    }
+                    for (int j = 0; j <= t; j++) {
+                        for (int i = 0; i < hd; i++) {
+                            att[head * hd + i] += scores[j] / sum * v[j][kvh * hd + i];
+                        }
+                    }
+                }
+                double[] o = linear(L.o(), att, null);
+                for (int i = 0; i < hidden; i++) {
+                    x[t][i] += o[i];
+                }
+            }
+            // ---- MLP
+            for (int t = 0; t < n; t++) {
+                double[] h2 = rmsnorm(x[t], L.mlpNorm());
+                double[] g = linear(L.gate(), h2, null);
+                double[] u = linear(L.up(), h2, null);
+                for (int i = 0; i < g.length; i++) {
+                    g[i] = g[i] / (1 + Math.exp(-g[i])) * u[i];
+                }
+                double[] d = linear(L.down(), g, null);
+                for (int i = 0; i < hidden; i++) {
+                    x[t][i] += d[i];
+                }
+            }
+        }
+        double[][] logits = new double[n][];
+        for (int t = 0; t < n; t++) {
+            logits[t] = linear(w.lmHead(), rmsnorm(x[t], w.finalNorm()), null);
+        }
+        return logits;
+    }
+
+    /** Greedy continuation: argmax (lowest index on ties) of the last position, appended, repeated. */
+    public int[] greedy(int[] prompt, int newTokens) {
+        int[] seq = java.util.Arrays.copyOf(prompt, prompt.length + newTokens);
+        for (int i = 0; i < newTokens; i++) {
+            double[][] l = logits(java.util.Arrays.copyOf(seq, prompt.length + i));
+            seq[prompt.length + i] = argmax(l[l.length - 1]);
+        }
+        return java.util.Arrays.copyOfRange(seq, prompt.length, seq.length);
+    }
+
+    public static int argmax(double[] a) {
+        int best = 0;
+        for (int i = 1; i < a.length; i++) {
+            if (a[i] > a[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    private double[] rmsnorm(double[] in, float[] weight) {
+        double ss = 0;
+        for (double d : in) {
+            ss += d * d;
+        }
+        double r = 1.0 / Math.sqrt(ss / in.length + c.rmsNormEps());
+        double[] out = new double[in.length];
+        for (int i = 0; i < in.length; i++) {
+            out[i] = weight[i] * (in[i] * r);
+        }
+        return out;
+    }
+
+    /** y = W x + b, W [out, in]. */
+    private static double[] linear(Matrix m, double[] in, float[] bias) {
+        double[] y = new double[m.rows()];
+        float[] wr = new float[m.cols()];
+        for (int r = 0; r < m.rows(); r++) {
+            m.copyRow(r, wr, 0);
+            double s = 0;
+            for (int i = 0; i < wr.length; i++) {
+                s += wr[i] * in[i];
+            }
+            y[r] = s + (bias == null ? 0 : bias[r]);
+        }
+        return y;
+    }
+
+    private static double[] row(Matrix m, int r) {
+        float[] f = new float[m.cols()];
+        m.copyRow(r, f, 0);
+        double[] d = new double[f.length];
+        for (int i = 0; i < f.length; i++) {
+            d[i] = f[i];
+        }
+        return d;
+    }
+
+    /** rotate_half RoPE at position pos: (z1, z2) -> (z1 cos - z2 sin, z2 cos + z1 sin), halves not pairs. */
+    private void rope(double[] a, int nHeads, int pos) {
+        int hd = c.headDim();
+        int half = hd / 2;
+        for (int h = 0; h < nHeads; h++) {
+            for (int i = 0; i < half; i++) {
+                double angle = pos / Math.pow(c.ropeTheta(), (2.0 * i) / hd);
+                double x1 = a[h * hd + i];
+                double x2 = a[h * hd + i + half];
+                a[h * hd + i] = x1 * Math.cos(angle) - x2 * Math.sin(angle);
+                a[h * hd + i + half] = x2 * Math.cos(angle) + x1 * Math.sin(angle);
+            }
+        }
+    }
+}

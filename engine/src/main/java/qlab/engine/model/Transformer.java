@@ -1,0 +1,399 @@
+package qlab.engine.model;
+
+import static qlab.engine.tensor.VectorSupport.F;
+import static qlab.engine.tensor.VectorSupport.LANES;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import qlab.engine.QlabException;
+import qlab.engine.tensor.FloatKernels;
+import qlab.engine.tensor.Matrix;
+import qlab.engine.tensor.VectorSupport;
+import qlab.engine.util.WorkerPool;
+
+/**
+ * The fast Qwen2 forward pass: matrix products on the worker pool, q/k/v and gate/up fused into
+ * one dispatch each (they share their input), Vector API kernels.
+ *
+ * <p>One call processes a batch of rows; each row is one token of some sequence at some
+ * position, with that sequence's KV cache. A prompt prefill is many rows of one cache at
+ * consecutive positions; a batched decode step is one row for each of B caches. Either way every
+ * weight matrix is read once per call. The reference implementation ({@link ReferenceModel}) is
+ * the specification this must agree with.
+ *
+ * <p>Not thread-safe: one forward at a time per instance (the scratch buffers are reused).
+ */
+public final class Transformer {
+
+    /** Rows handed to a worker come in multiples of this (the matrix kernels work four rows at a time). */
+    private static final int GRAIN = 16;
+
+    private final ModelConfig c;
+    private final Weights w;
+    private final WorkerPool pool;
+    private final double[] invFreq; // [headDim/2]
+
+    // Scratch, sized for `rowsCap` rows; grown on demand.
+    private int rowsCap;
+    private float[] x;    // residual stream (rows, hidden)
+    private float[] xb;   // normalised input of a block (rows, hidden)
+    private float[] q;    // (rows, heads*headDim)
+    private float[] k;    // (rows, kvHeads*headDim)
+    private float[] v;    // (rows, kvHeads*headDim)
+    private float[] att;  // attention output, heads concatenated (rows, heads*headDim)
+    private float[] tmp;  // projection output before the residual add (rows, hidden)
+    private float[] gate; // (rows, intermediate), becomes silu(gate) * up
+    private float[] up;   // (rows, intermediate)
+    private float[] cos;  // (rows, headDim/2)
+    private float[] sin;  // (rows, headDim/2)
+
+    public Transformer(Model model, WorkerPool pool) {
+        this.c = model.config();
+        this.w = model.weights();
+        this.pool = pool;
+        int half = c.headDim() / 2;
+        this.invFreq = new double[half];
+        for (int i = 0; i < half; i++) {
+            invFreq[i] = 1.0 / Math.pow(c.ropeTheta(), (2.0 * i) / c.headDim());
+        }
+    }
+
+    public ModelConfig config() {
+        return c;
+    }
+
+    public WorkerPool pool() {
+        return pool;
+    }
+
+    public KvCache newCache(int capacity) {
+        return new KvCache(c, capacity);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Public entry points
+
+    /**
+     * Runs {@code tokens} through the model as the continuation of {@code cache} (positions
+     * cache.length() ..), in one batched pass, and advances the cache.
+     *
+     * @return logits [tokens.length, vocab] when allLogits, else the last position's [vocab]
+     */
+    public float[] forward(int[] tokens, KvCache cache, boolean allLogits) {
+        int n = tokens.length;
+        if (n == 0) {
+            throw new IllegalArgumentException("no tokens");
+        }
+        KvCache[] caches = new KvCache[n];
+        int[] pos = new int[n];
+        for (int t = 0; t < n; t++) {
+            caches[t] = cache;
+            pos[t] = cache.length() + t;
+        }
+        int[] logitRows;
+        if (allLogits) {
+            logitRows = new int[n];
+            for (int t = 0; t < n; t++) {
+                logitRows[t] = t;
+            }
+        } else {
+            logitRows = new int[] {n - 1};
+        }
+        float[] logits = run(tokens, caches, pos, logitRows);
+        cache.advance(n);
+        return logits;
+    }
+
+    /**
+     * One decode step for B sequences in lock-step: row b is token tokens[b] of the sequence held
+     * in caches[b] (each at its own position). Every weight is read once for all B.
+     *
+     * @return logits [B, vocab]
+     */
+    public float[] decodeBatch(int[] tokens, KvCache[] caches) {
+        int n = tokens.length;
+        if (caches.length != n) {
+            throw new IllegalArgumentException(n + " tokens for " + caches.length + " caches");
+        }
+        int[] pos = new int[n];
+        int[] logitRows = new int[n];
+        for (int b = 0; b < n; b++) {
+            for (int other = 0; other < b; other++) {
+                if (caches[other] == caches[b]) {
+                    throw new IllegalArgumentException("decodeBatch: the same cache appears twice");
+                }
+            }
+            pos[b] = caches[b].length();
+            logitRows[b] = b;
+        }
+        float[] logits = run(tokens, caches, pos, logitRows);
+        for (KvCache kc : caches) {
+            kc.advance(1);
+        }
+        return logits;
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // The forward pass
+
+    private float[] run(int[] tokens, KvCache[] caches, int[] pos, int[] logitRows) {
+        int n = tokens.length;
+        int hidden = c.hiddenSize();
+        for (int t = 0; t < n; t++) {
+            if (tokens[t] < 0 || tokens[t] >= c.vocabSize()) {
+                throw new QlabException("token id " + tokens[t] + " is outside the vocabulary [0, " + c.vocabSize() + ")");
+            }
+            if (pos[t] >= caches[t].capacity()) {
+                throw new QlabException("context is full: position " + pos[t] + " does not fit a KV cache of "
+                        + caches[t].capacity() + " positions");
+            }
+        }
+        ensureScratch(n);
+        ropeTables(pos, n);
+
+        // x = embed_tokens[tokens]
+        for (int t = 0; t < n; t++) {
+            w.embed().copyRow(tokens[t], x, t * hidden);
+        }
+
+        for (int l = 0; l < c.numLayers(); l++) {
+            LayerWeights L = w.layers()[l];
+            // ---- attention block
+            rmsnorm(x, L.attnNorm(), xb, n);
+            projectQkv(L, n);
+            for (int t = 0; t < n; t++) {
+                addBias(q, t * c.qDim(), L.qBias());
+                addBias(k, t * c.kvDim(), L.kBias());
+                addBias(v, t * c.kvDim(), L.vBias());
+                rope(q, t * c.qDim(), c.numHeads(), t);
+                rope(k, t * c.kvDim(), c.numKvHeads(), t);
+                // The cache stores post-RoPE keys at the row's absolute position.
+                int off = pos[t] * c.kvDim();
+                System.arraycopy(k, t * c.kvDim(), caches[t].keys[l], off, c.kvDim());
+                System.arraycopy(v, t * c.kvDim(), caches[t].values[l], off, c.kvDim());
+            }
+            attention(l, caches, pos, n);
+            project(L.o(), att, n, tmp);
+            addInPlace(x, tmp, n * hidden);
+
+            // ---- MLP block
+            rmsnorm(x, L.mlpNorm(), xb, n);
+            gateUp(L, n);
+            project(L.down(), gate, n, tmp);
+            addInPlace(x, tmp, n * hidden);
+        }
+
+        // ---- final norm and LM head, only for the rows whose logits are wanted
+        int m = logitRows.length;
+        float[] last = new float[m * hidden];
+        for (int i = 0; i < m; i++) {
+            System.arraycopy(x, logitRows[i] * hidden, last, i * hidden, hidden);
+        }
+        float[] normed = new float[m * hidden];
+        rmsnorm(last, w.finalNorm(), normed, m);
+        float[] logits = new float[Math.multiplyExact(m, c.vocabSize())];
+        Matrix head = w.lmHead();
+        Object prepared = head.prepare(normed, m);
+        pool.forRange(head.rows(), GRAIN, (s, e) -> head.matmul(normed, prepared, m, logits, c.vocabSize(), 0, s, e));
+        return logits;
+    }
+
+    /** q, k, v = xb Wq^T, xb Wk^T, xb Wv^T in one dispatch over their concatenated rows. */
+    private void projectQkv(LayerWeights L, int n) {
+        Object pq = L.q().prepare(xb, n);
+        Object pk = L.k().prepare(xb, n);
+        Object pv = L.v().prepare(xb, n);
+        int qr = L.q().rows();
+        int kr = L.k().rows();
+        pool.forRange(qr + 2 * kr, GRAIN, (s, e) -> {
+            segment(L.q(), pq, xb, n, q, 0, s, e);
+            segment(L.k(), pk, xb, n, k, qr, s, e);
+            segment(L.v(), pv, xb, n, v, qr + kr, s, e);
+        });
+    }
+
+    /** Rows [s, e) of a concatenation, the part that falls in matrix m (which starts at row `base`). */
+    private static void segment(Matrix m, Object prepared, float[] in, int n, float[] out, int base, int s, int e) {
+        int lo = Math.max(s, base) - base;
+        int hi = Math.min(e, base + m.rows()) - base;
+        if (lo < hi) {
+            m.matmul(in, prepared, n, out, m.rows(), 0, lo, hi);
+        }
+    }
+
+    /**
+     * gate = silu(xb Wg^T) * (xb Wu^T). Each worker takes the same rows of gate and up, so the
+     * activation is applied in the same dispatch, on data still in cache.
+     */
+    private void gateUp(LayerWeights L, int n) {
+        int inter = c.intermediateSize();
+        Object pg = L.gate().prepare(xb, n);
+        Object pu = L.up().prepare(xb, n);
+        pool.forRange(inter, GRAIN, (s, e) -> {
+            L.gate().matmul(xb, pg, n, gate, inter, 0, s, e);
+            L.up().matmul(xb, pu, n, up, inter, 0, s, e);
+            for (int t = 0; t < n; t++) {
+                siluMul(gate, up, t * inter + s, e - s);
+            }
+        });
+    }
+
+    /** out (n, m.rows) = in (n, m.cols) W^T. */
+    private void project(Matrix m, float[] in, int n, float[] out) {
+        Object prepared = m.prepare(in, n);
+        pool.forRange(m.rows(), GRAIN, (s, e) -> m.matmul(in, prepared, n, out, m.rows(), 0, s, e));
+    }
+
+    /** Causal attention of every row over its own cache, positions 0 .. pos inclusive. */
+    private void attention(int layer, KvCache[] caches, int[] pos, int n) {
+        int heads = c.numHeads();
+        int hd = c.headDim();
+        int group = c.groupSize();
+        int kvDim = c.kvDim();
+        float scale = (float) (1.0 / Math.sqrt(hd));
+        int maxLen = 0;
+        for (int t = 0; t < n; t++) {
+            maxLen = Math.max(maxLen, pos[t] + 1);
+        }
+        int scoresLen = maxLen;
+        pool.forRange(n * heads, 1, (s, e) -> {
+            float[] scores = new float[scoresLen];
+            for (int task = s; task < e; task++) {
+                int t = task / heads;
+                int h = task % heads;
+                int kvh = h / group; // query heads h*g .. h*g+g-1 share KV head h/g
+                float[] keys = caches[t].keys[layer];
+                float[] vals = caches[t].values[layer];
+                int len = pos[t] + 1;
+                int qo = t * c.qDim() + h * hd;
+                float max = Float.NEGATIVE_INFINITY;
+                for (int j = 0; j < len; j++) {
+                    float sc = FloatKernels.dot(q, qo, keys, j * kvDim + kvh * hd, hd) * scale;
+                    scores[j] = sc;
+                    max = Math.max(max, sc);
+                }
+                float sum = expShifted(scores, len, max);
+                float inv = 1.0f / sum;
+                int ao = t * c.qDim() + h * hd;
+                java.util.Arrays.fill(att, ao, ao + hd, 0f);
+                for (int j = 0; j < len; j++) {
+                    FloatKernels.axpy(scores[j] * inv, vals, j * kvDim + kvh * hd, att, ao, hd);
+                }
+            }
+        });
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Element-wise pieces
+
+    private void rmsnorm(float[] in, float[] weight, float[] out, int n) {
+        int hidden = c.hiddenSize();
+        float eps = (float) c.rmsNormEps();
+        for (int t = 0; t < n; t++) {
+            int o = t * hidden;
+            float ss = FloatKernels.dot(in, o, in, o, hidden);
+            float r = (float) (1.0 / Math.sqrt(ss / hidden + eps));
+            for (int i = 0; i < hidden; i++) {
+                out[o + i] = weight[i] * (in[o + i] * r);
+            }
+        }
+    }
+
+    private static void addBias(float[] a, int off, float[] bias) {
+        for (int i = 0; i < bias.length; i++) {
+            a[off + i] += bias[i];
+        }
+    }
+
+    private static void addInPlace(float[] a, float[] b, int n) {
+        for (int i = 0; i < n; i++) {
+            a[i] += b[i];
+        }
+    }
+
+    private void ropeTables(int[] pos, int n) {
+        int half = c.headDim() / 2;
+        for (int t = 0; t < n; t++) {
+            for (int i = 0; i < half; i++) {
+                double angle = pos[t] * invFreq[i];
+                cos[t * half + i] = (float) Math.cos(angle);
+                sin[t * half + i] = (float) Math.sin(angle);
+            }
+        }
+    }
+
+    /** Rotate-half RoPE: pairs (i, i + d/2) rotate together, not adjacent pairs. */
+    private void rope(float[] a, int off, int nHeads, int row) {
+        int hd = c.headDim();
+        int half = hd / 2;
+        int to = row * half;
+        for (int h = 0; h < nHeads; h++) {
+            int b = off + h * hd;
+            for (int i = 0; i < half; i++) {
+                float x1 = a[b + i];
+                float x2 = a[b + i + half];
+                float cs = cos[to + i];
+                float sn = sin[to + i];
+                a[b + i] = x1 * cs - x2 * sn;
+                a[b + i + half] = x2 * cs + x1 * sn;
+            }
+        }
+    }
+
+    /** scores[j] = exp(scores[j] - max) for j < len; returns their sum. */
+    private static float expShifted(float[] scores, int len, float max) {
+        float sum = 0;
+        int j = 0;
+        if (VectorSupport.ENABLED) {
+            int upper = F.loopBound(len);
+            FloatVector m = FloatVector.broadcast(F, max);
+            for (; j < upper; j += LANES) {
+                FloatVector e = FloatVector.fromArray(F, scores, j).sub(m).lanewise(VectorOperators.EXP);
+                e.intoArray(scores, j);
+                sum += VectorSupport.sum(e);
+            }
+        }
+        for (; j < len; j++) {
+            float e = (float) Math.exp(scores[j] - max);
+            scores[j] = e;
+            sum += e;
+        }
+        return sum;
+    }
+
+    /** g[i] = silu(g[i]) * u[i] = g / (1 + e^-g) * u for i in [off, off + len). */
+    private static void siluMul(float[] g, float[] u, int off, int len) {
+        int i = 0;
+        if (VectorSupport.ENABLED) {
+            int upper = F.loopBound(len);
+            for (; i < upper; i += LANES) {
+                FloatVector gv = FloatVector.fromArray(F, g, off + i);
+                FloatVector sig = gv.neg().lanewise(VectorOperators.EXP).add(1f);
+                gv.div(sig).mul(FloatVector.fromArray(F, u, off + i)).intoArray(g, off + i);
+            }
+        }
+        for (; i < len; i++) {
+            float gi = g[off + i];
+            g[off + i] = gi / (1f + (float) Math.exp(-gi)) * u[off + i];
+        }
+    }
+
+    private void ensureScratch(int n) {
+        if (n <= rowsCap) {
+            return;
+        }
+        int cap = Math.max(n, rowsCap * 2);
+        x = new float[cap * c.hiddenSize()];
+        xb = new float[cap * c.hiddenSize()];
+        tmp = new float[cap * c.hiddenSize()];
+        q = new float[cap * c.qDim()];
+        att = new float[cap * c.qDim()];
+        k = new float[cap * c.kvDim()];
+        v = new float[cap * c.kvDim()];
+        gate = new float[cap * c.intermediateSize()];
+        up = new float[cap * c.intermediateSize()];
+        cos = new float[cap * c.headDim() / 2];
+        sin = new float[cap * c.headDim() / 2];
+        rowsCap = cap;
+    }
+}
