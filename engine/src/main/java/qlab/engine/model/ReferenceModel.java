@@ -12,12 +12,33 @@ import qlab.engine.tensor.Matrix;
  */
 public final class ReferenceModel {
 
+    /**
+     * Deliberately wrong conventions, each a classic silent attention bug. They exist so tests can
+     * show that the goldens tell each of them apart from the right arithmetic.
+     */
+    public enum Variant {
+        /** The real Qwen2 arithmetic. */
+        QWEN2,
+        /** RoPE rotating adjacent pairs (2i, 2i+1) instead of halves (i, i + d/2). */
+        INTERLEAVED_ROPE,
+        /** KV heads tiled (query head j uses KV head j mod m) instead of repeated (j / g). */
+        TILED_KV_HEADS,
+        /** A causal mask that excludes the diagonal (a token does not attend to itself). */
+        MASK_WITHOUT_DIAGONAL
+    }
+
     private final ModelConfig c;
     private final Weights w;
+    private final Variant variant;
 
     public ReferenceModel(Model model) {
+        this(model, Variant.QWEN2);
+    }
+
+    public ReferenceModel(Model model, Variant variant) {
         this.c = model.config();
         this.w = model.weights();
+        this.variant = variant;
     }
 
     /** logits [T][vocab] for every position of {@code tokens}, positions starting at 0. */
@@ -50,11 +71,12 @@ public final class ReferenceModel {
             for (int t = 0; t < n; t++) {
                 double[] att = new double[c.qDim()];
                 for (int head = 0; head < c.numHeads(); head++) {
-                    int kvh = head / c.groupSize();
+                    int kvh = variant == Variant.TILED_KV_HEADS ? head % c.numKvHeads() : head / c.groupSize();
+                    int visible = variant == Variant.MASK_WITHOUT_DIAGONAL ? t : t + 1;
                     // scores over positions 0..t (a token attends to itself and everything before)
-                    double[] scores = new double[t + 1];
+                    double[] scores = new double[visible];
                     double max = Double.NEGATIVE_INFINITY;
-                    for (int j = 0; j <= t; j++) {
+                    for (int j = 0; j < visible; j++) {
                         double s = 0;
                         for (int i = 0; i < hd; i++) {
                             s += q[t][head * hd + i] * k[j][kvh * hd + i];
@@ -63,11 +85,11 @@ public final class ReferenceModel {
                         max = Math.max(max, scores[j]);
                     }
                     double sum = 0;
-                    for (int j = 0; j <= t; j++) {
+                    for (int j = 0; j < visible; j++) {
                         scores[j] = Math.exp(scores[j] - max);
                         sum += scores[j];
                     }
-                    for (int j = 0; j <= t; j++) {
+                    for (int j = 0; j < visible; j++) {
                         for (int i = 0; i < hd; i++) {
                             att[head * hd + i] += scores[j] / sum * v[j][kvh * hd + i];
                         }
@@ -161,6 +183,18 @@ public final class ReferenceModel {
     private void rope(double[] a, int nHeads, int pos) {
         int hd = c.headDim();
         int half = hd / 2;
+        if (variant == Variant.INTERLEAVED_ROPE) {
+            for (int h = 0; h < nHeads; h++) {
+                for (int i = 0; i < half; i++) {
+                    double angle = pos / Math.pow(c.ropeTheta(), (2.0 * i) / hd);
+                    double x1 = a[h * hd + 2 * i];
+                    double x2 = a[h * hd + 2 * i + 1];
+                    a[h * hd + 2 * i] = x1 * Math.cos(angle) - x2 * Math.sin(angle);
+                    a[h * hd + 2 * i + 1] = x2 * Math.cos(angle) + x1 * Math.sin(angle);
+                }
+            }
+            return;
+        }
         for (int h = 0; h < nHeads; h++) {
             for (int i = 0; i < half; i++) {
                 double angle = pos / Math.pow(c.ropeTheta(), (2.0 * i) / hd);

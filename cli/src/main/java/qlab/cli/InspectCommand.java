@@ -1,0 +1,85 @@
+package qlab.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import qlab.engine.model.Model;
+import qlab.engine.model.ModelConfig;
+import qlab.engine.model.ModelManifest;
+import qlab.engine.safetensors.Checkpoint;
+import qlab.engine.safetensors.TensorInfo;
+
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+        description = "Check a model against its config and print parameters, tensors, bytes and dtypes.")
+final class InspectCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--model", required = true, description = "Model directory (or .safetensors file).")
+    Path model;
+
+    @Option(names = "--json", description = "Print one JSON object on stdout and nothing else.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        ModelConfig config = ModelConfig.read(model);
+        Checkpoint ckpt = Checkpoint.open(model);
+        List<String> problems = ModelManifest.of(config).problems(Model.shapes(ckpt));
+        long params = 0;
+        Map<String, Integer> dtypes = new TreeMap<>();
+        for (TensorInfo t : ckpt.tensors().values()) {
+            params += t.elementCount();
+            dtypes.merge(t.dtype().name(), 1, Integer::sum);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("model", model.toString());
+            m.put("parameters", params);
+            m.put("tensors", ckpt.tensors().size());
+            m.put("bytes", ckpt.dataBytes());
+            m.put("files", ckpt.files().size());
+            m.put("dtypes", dtypes);
+            m.put("config", config.describe());
+            m.put("problems", problems);
+            m.put("ok", problems.isEmpty());
+            JsonOutput.print(out, m);
+        } else {
+            out.printf("model:      %s%n", model);
+            out.printf("config:     hidden %d, intermediate %d, layers %d, heads %d (kv %d, head dim %d), vocab %d, %s, rope theta %g%n",
+                    config.hiddenSize(), config.intermediateSize(), config.numLayers(), config.numHeads(),
+                    config.numKvHeads(), config.headDim(), config.vocabSize(),
+                    config.tieWordEmbeddings() ? "tied embeddings" : "separate lm_head", config.ropeTheta());
+            out.printf("files:      %d%n", ckpt.files().size());
+            out.printf("tensors:    %d%n", ckpt.tensors().size());
+            out.printf("parameters: %,d%n", params);
+            out.printf("bytes:      %,d%n", ckpt.dataBytes());
+            out.printf("dtypes:     %s%n", dtypes);
+            if (problems.isEmpty()) {
+                out.println("status:     ok (every tensor the config needs, with its shape, and nothing else)");
+            } else {
+                out.printf("status:     %d problem(s)%n", problems.size());
+                for (String p : problems) {
+                    out.println("  " + p);
+                }
+            }
+        }
+        out.flush();
+        if (!problems.isEmpty()) {
+            spec.commandLine().getErr().println("qlab: " + model + ": " + problems.size()
+                    + " tensor problem(s): " + String.join("; ", problems));
+            return 1;
+        }
+        return 0;
+    }
+}

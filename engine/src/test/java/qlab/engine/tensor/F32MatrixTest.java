@@ -1,0 +1,68 @@
+package qlab.engine.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The vector kernels against their scalar references, and batched against single-token bitwise. */
+class F32MatrixTest {
+
+    private static float[] random(int n, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = (float) r.nextGaussian();
+        }
+        return a;
+    }
+
+    @Test
+    void vectorAgreesWithScalarAndBatchedEqualsSingleBitwise() {
+        for (int cols : new int[] {1, 7, 17, 33, 64, 127, 896}) {
+            for (int rows : new int[] {1, 3, 4, 9, 16}) {
+                F32Matrix m = new F32Matrix(random(rows * cols, cols * 31L + rows), rows, cols);
+                int tokens = 7;
+                float[] x = random(tokens * cols, 99);
+                float[] fast = new float[tokens * rows];
+                float[] ref = new float[tokens * rows];
+                m.matmul(x, null, tokens, fast, rows, 0, 0, rows);
+                m.matmulScalar(x, tokens, ref, rows, 0, 0, rows);
+                for (int i = 0; i < fast.length; i++) {
+                    // float32 sums of `cols` products in a different order: error grows like sqrt(cols) ulps of the terms
+                    assertTrue(Math.abs(fast[i] - ref[i]) <= 1e-5 * Math.sqrt(cols) * 4, cols + "x" + rows + ": " + fast[i] + " vs " + ref[i]);
+                }
+                for (int t = 0; t < tokens; t++) {
+                    float[] one = new float[rows];
+                    m.matmul(java.util.Arrays.copyOfRange(x, t * cols, (t + 1) * cols), null, 1, one, rows, 0, 0, rows);
+                    assertArrayEquals(one, java.util.Arrays.copyOfRange(fast, t * rows, (t + 1) * rows), "token " + t);
+                }
+                // a sub-range of rows writes only its own cells
+                float[] part = new float[tokens * rows];
+                java.util.Arrays.fill(part, Float.NaN);
+                m.matmul(x, null, tokens, part, rows, 0, rows / 2, rows);
+                for (int t = 0; t < tokens; t++) {
+                    for (int r = 0; r < rows; r++) {
+                        float v = part[t * rows + r];
+                        assertTrue(r < rows / 2 ? Float.isNaN(v) : v == fast[t * rows + r]);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void dotAndAxpyAgreeWithScalar() {
+        for (int n : new int[] {1, 5, 8, 16, 31, 64, 100}) {
+            float[] a = random(n + 3, n);
+            float[] b = random(n + 5, n + 1);
+            assertTrue(Math.abs(FloatKernels.dot(a, 3, b, 5, n) - FloatKernels.dotScalar(a, 3, b, 5, n)) < 1e-5 * n);
+            float[] y1 = random(n, 7);
+            float[] y2 = y1.clone();
+            FloatKernels.axpy(0.37f, a, 1, y1, 0, n);
+            FloatKernels.axpyScalar(0.37f, a, 1, y2, 0, n);
+            assertArrayEquals(y2, y1); // fma in both: identical
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package qlab.engine.testing;
+
+import java.nio.file.Path;
+import qlab.engine.model.Model;
+import qlab.engine.model.ModelConfig;
+import qlab.engine.synthetic.SyntheticCheckpoint;
+
+/** Small synthetic models of assorted shapes, written to a temporary directory. */
+public final class TestModels {
+
+    private TestModels() {}
+
+    /** hidden 48, 3 layers, 6 heads over 2 KV heads (group 3), head dim 8, untied head, theta 10000, eps 1e-5. */
+    public static ModelConfig untiedGroup3() {
+        return new ModelConfig(48, 72, 3, 6, 2, 8, 300, 1e-5, 10_000.0, false, 4096, "bfloat16");
+    }
+
+    /** hidden 40, 2 layers, 5 heads and 5 KV heads (no grouping), head dim 8 (not a multiple of the vector width). */
+    public static ModelConfig noGrouping() {
+        return new ModelConfig(40, 100, 2, 5, 5, 8, 257, 1e-6, 500_000.0, true, 4096, "bfloat16");
+    }
+
+    /** hidden 64, head dim 32 set explicitly (2 heads x 32 = 64), 1 KV head (group 2), intermediate 50. */
+    public static ModelConfig oneKvHead() {
+        return new ModelConfig(64, 50, 2, 2, 1, 32, 512, 1e-6, 1_000_000.0, true, 4096, "bfloat16");
+    }
+
+    public static Model write(ModelConfig config, long seed, Path dir) {
+        new SyntheticCheckpoint(config, seed).write(dir);
+        return Model.load(dir);
+    }
+}
