@@ -23,6 +23,11 @@ public final class Main {
 
     /** Runs a command line and returns its exit code; user errors become one line on stderr. */
     public static int run(String... args) {
+        return commandLine().execute(args);
+    }
+
+    /** The configured command line (error handling included), for running in-process. */
+    static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
         cl.setExecutionExceptionHandler((ex, cmd, parse) -> {
             Throwable cause = ex;
@@ -35,6 +40,6 @@ public final class Main {
             }
             throw ex;
         });
-        return cl.execute(args);
+        return cl;
     }
 }
