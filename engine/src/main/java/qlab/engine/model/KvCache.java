@@ -50,7 +50,7 @@ public final class KvCache {
         length = newLength;
     }
 
-    void advance(int n) {
+    public void advance(int n) {
         length += n;
     }
 

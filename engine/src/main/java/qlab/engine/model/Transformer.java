@@ -23,7 +23,7 @@ import qlab.engine.util.WorkerPool;
  *
  * <p>Not thread-safe: one forward at a time per instance (the scratch buffers are reused).
  */
-public final class Transformer {
+public final class Transformer implements LanguageModel {
 
     /** Rows handed to a worker come in multiples of this (the matrix kernels work four rows at a time). */
     private static final int GRAIN = 16;
@@ -58,6 +58,7 @@ public final class Transformer {
         }
     }
 
+    @Override
     public ModelConfig config() {
         return c;
     }
@@ -66,6 +67,7 @@ public final class Transformer {
         return pool;
     }
 
+    @Override
     public KvCache newCache(int capacity) {
         return new KvCache(c, capacity);
     }
@@ -80,9 +82,24 @@ public final class Transformer {
      * @return logits [tokens.length, vocab] when allLogits, else the last position's [vocab]
      */
     public float[] forward(int[] tokens, KvCache cache, boolean allLogits) {
+        return forward(tokens, cache, allLogits ? 0 : tokens.length - 1);
+    }
+
+    /**
+     * As {@link #forward(int[], KvCache, boolean)}, computing logits only for rows
+     * firstLogitRow .. tokens.length-1 (the LM head is the largest matrix; scoring that needs
+     * only some positions skips the rest).
+     *
+     * @return logits [tokens.length - firstLogitRow, vocab]
+     */
+    @Override
+    public float[] forward(int[] tokens, KvCache cache, int firstLogitRow) {
         int n = tokens.length;
         if (n == 0) {
             throw new IllegalArgumentException("no tokens");
+        }
+        if (firstLogitRow < 0 || firstLogitRow >= n) {
+            throw new IllegalArgumentException("firstLogitRow " + firstLogitRow + " for " + n + " tokens");
         }
         KvCache[] caches = new KvCache[n];
         int[] pos = new int[n];
@@ -90,14 +107,9 @@ public final class Transformer {
             caches[t] = cache;
             pos[t] = cache.length() + t;
         }
-        int[] logitRows;
-        if (allLogits) {
-            logitRows = new int[n];
-            for (int t = 0; t < n; t++) {
-                logitRows[t] = t;
-            }
-        } else {
-            logitRows = new int[] {n - 1};
+        int[] logitRows = new int[n - firstLogitRow];
+        for (int i = 0; i < logitRows.length; i++) {
+            logitRows[i] = firstLogitRow + i;
         }
         float[] logits = run(tokens, caches, pos, logitRows);
         cache.advance(n);
