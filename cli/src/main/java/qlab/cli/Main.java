@@ -14,6 +14,9 @@ import qlab.engine.QlabException;
                 LogitsCommand.class,
                 GenerateCommand.class,
                 BenchCommand.class,
+                BenchBatchCommand.class,
+                PplCommand.class,
+                KlCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 
