@@ -32,6 +32,7 @@ public final class Transformer implements LanguageModel {
     private final Weights w;
     private final WorkerPool pool;
     private final double[] invFreq; // [headDim/2]
+    private ActivationObserver observer;
 
     // Scratch, sized for `rowsCap` rows; grown on demand.
     private int rowsCap;
@@ -61,6 +62,11 @@ public final class Transformer implements LanguageModel {
     @Override
     public ModelConfig config() {
         return c;
+    }
+
+    /** Installs (or, with null, removes) an observer of every matrix input. */
+    public void observe(ActivationObserver observer) {
+        this.observer = observer;
     }
 
     public WorkerPool pool() {
@@ -172,6 +178,9 @@ public final class Transformer implements LanguageModel {
             LayerWeights L = w.layers()[l];
             // ---- attention block
             rmsnorm(x, L.attnNorm(), xb, n);
+            if (observer != null) {
+                observer.observe(l, ActivationObserver.Site.ATTN_INPUT, xb, n, hidden);
+            }
             projectQkv(L, n);
             for (int t = 0; t < n; t++) {
                 addBias(q, t * c.qDim(), L.qBias());
@@ -185,12 +194,21 @@ public final class Transformer implements LanguageModel {
                 System.arraycopy(v, t * c.kvDim(), caches[t].values[l], off, c.kvDim());
             }
             attention(l, caches, pos, n);
+            if (observer != null) {
+                observer.observe(l, ActivationObserver.Site.ATTN_OUTPUT, att, n, c.qDim());
+            }
             project(L.o(), att, n, tmp);
             addInPlace(x, tmp, n * hidden);
 
             // ---- MLP block
             rmsnorm(x, L.mlpNorm(), xb, n);
+            if (observer != null) {
+                observer.observe(l, ActivationObserver.Site.MLP_INPUT, xb, n, hidden);
+            }
             gateUp(L, n);
+            if (observer != null) {
+                observer.observe(l, ActivationObserver.Site.MLP_HIDDEN, gate, n, c.intermediateSize());
+            }
             project(L.down(), gate, n, tmp);
             addInPlace(x, tmp, n * hidden);
         }
@@ -203,6 +221,9 @@ public final class Transformer implements LanguageModel {
         }
         float[] normed = new float[m * hidden];
         rmsnorm(last, w.finalNorm(), normed, m);
+        if (observer != null) {
+            observer.observe(-1, ActivationObserver.Site.HEAD_INPUT, normed, m, hidden);
+        }
         float[] logits = new float[Math.multiplyExact(m, c.vocabSize())];
         Matrix head = w.lmHead();
         Object prepared = head.prepare(normed, m);
