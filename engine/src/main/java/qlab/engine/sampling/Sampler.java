@@ -20,6 +20,10 @@ import java.util.Arrays;
  * transformers draws with {@code torch.multinomial}, whose random stream cannot be reproduced here; the draw uses
  * xoshiro256** and {@link StrictMath#exp}, so a seed gives the same tokens on every JVM and platform.
  *
+ * <p>Cost per token: top-k and top-p avoid sorting the whole vocabulary. A histogram over the scores' high bits
+ * finds the bucket holding the k-th value, and for top-p the buckets whose whole mass lies below the cut;
+ * only the remaining candidates are sorted. The worst case (a flat distribution) sorts everything.
+ *
  * <p>Not thread-safe: one sampler per generated sequence. Its scratch buffers are sized to the vocabulary on first
  * use, so a step allocates nothing.
  */
@@ -27,14 +31,20 @@ public final class Sampler {
     private final SamplingConfig config;
     private final Xoshiro256StarStar random;
 
+    private static final int BUCKETS = 1 << 16;  // score histogram over the top 16 bits of orderedKey
+
     private int vocab = -1;
     private float[] scores;         // [vocab] processed scores; -inf = filtered out
-    private int[] order;            // [vocab] token ids sorted ascending by score, ties by id
+    private double[] weights;       // [vocab] exp(score - max) by id, valid while weightsValid
+    private boolean weightsValid;
+    private int[] order;            // [vocab] a subset of ids, sorted ascending by score, ties by id
     private int[] orderScratch;     // [vocab]
-    private int[] keys;             // [vocab] radix keys of the scores, in step with order
+    private int[] keys;             // [vocab] orderedKey of the ids in order
     private int[] keysScratch;      // [vocab]
-    private double[] weights;       // [vocab] exp(score - max) of the current pass
+    private float[] bucketValues;   // [vocab] scores of one histogram bucket
     private long[] seen;            // [ceil(vocab / 64)] bitset of context ids, all clear between calls
+    private final int[] bucketCounts = new int[BUCKETS];
+    private final double[] bucketMass = new double[BUCKETS];
     private final int[] byteCounts = new int[256];
 
     public Sampler(SamplingConfig config) {
@@ -107,6 +117,7 @@ public final class Sampler {
         }
         ensureScratch(logits.length);
         System.arraycopy(logits, 0, scores, 0, vocab);
+        weightsValid = false;
         if (config.repetitionPenalty() != 1.0) {
             applyRepetitionPenalty(context, contextLength);
         }
@@ -121,17 +132,10 @@ public final class Sampler {
                 scores[i] = scores[i] / t;
             }
         }
-        boolean sorted = false;
         if (config.topK() != 0) {
-            sortAscending();
-            sorted = true;
             applyTopK();
         }
         if (config.topP() < 1.0) {
-            if (!sorted) {
-                sortAscending();
-            }
-            // After top-k the order is still ascending: the entries it set to -inf were the smallest.
             applyTopP();
         }
         if (config.minP() > 0.0) {
@@ -145,11 +149,12 @@ public final class Sampler {
         }
         vocab = size;
         scores = new float[size];
+        weights = new double[size];
         order = new int[size];
         orderScratch = new int[size];
         keys = new int[size];
         keysScratch = new int[size];
-        weights = new double[size];
+        bucketValues = new float[size];
         seen = new long[(size + 63) >>> 6];
     }
 
@@ -179,7 +184,7 @@ public final class Sampler {
     /** Keeps every score >= the k-th largest, so ties at the boundary all survive. */
     private void applyTopK() {
         int k = Math.min(config.topK(), vocab);
-        float kth = scores[order[vocab - k]];
+        float kth = kthLargest(k);
         for (int i = 0; i < vocab; i++) {
             if (scores[i] < kth) {
                 scores[i] = Float.NEGATIVE_INFINITY;
@@ -187,46 +192,96 @@ public final class Sampler {
         }
     }
 
+    /** The k-th largest score (1-based), counting equal values separately, as {@code torch.topk(...)[0][-1]}. */
+    private float kthLargest(int k) {
+        Arrays.fill(bucketCounts, 0);
+        for (int i = 0; i < vocab; i++) {
+            bucketCounts[orderedKey(scores[i]) >>> 16]++;
+        }
+        int above = 0;
+        int bucket = BUCKETS - 1;
+        while (above + bucketCounts[bucket] < k) {
+            above += bucketCounts[bucket];
+            bucket--;
+        }
+        int inBucket = 0;
+        for (int i = 0; i < vocab; i++) {
+            if (orderedKey(scores[i]) >>> 16 == bucket) {
+                bucketValues[inBucket++] = scores[i];
+            }
+        }
+        Arrays.sort(bucketValues, 0, inBucket);
+        return bucketValues[inBucket - (k - above)];
+    }
+
     /**
-     * Walks the ascending order, removing tokens while the cumulative probability is {@code <= (float) (1 - p)};
-     * the largest always survives. As PyTorch's CPU {@code cumsum} of a float32 tensor, the running sum of the
-     * float probabilities is kept in double and each partial sum is rounded to float only for the comparison:
-     * rounding the accumulator itself keeps one token too many on a flat 1000-token distribution with p = 0.9.
+     * Nucleus filtering as {@code TopPLogitsWarper}: in ascending score order (ties by id), remove tokens while the
+     * cumulative probability is {@code <= (float) (1 - p)}; the largest always survives. As PyTorch's CPU
+     * {@code cumsum} of a float32 tensor, the running sum of the float probabilities is kept in double and each
+     * partial sum is rounded to float only for the comparison (rounding the accumulator itself keeps one token
+     * too many on a flat 1000-token distribution with p = 0.9).
+     *
+     * <p>Whole histogram buckets at the bottom whose mass stays clearly below the threshold are removed without
+     * sorting; the double sum of their mass differs from the sequential one by far less than the float32
+     * differences between any two softmax implementations.
      */
     private void applyTopP() {
-        float max = scores[order[vocab - 1]];
+        float max = maxScore();
         if (max == Float.NEGATIVE_INFINITY) {
             return;
         }
-        double sum = 0.0;
-        for (int j = 0; j < vocab; j++) {
-            double e = StrictMath.exp(scores[order[j]] - max);
-            weights[j] = e;
-            sum += e;
-        }
+        double sum = fillWeights(max);
         float threshold = (float) (1.0 - config.topP());
-        double cumulative = 0.0;
-        for (int j = 0; j < vocab - 1; j++) {
-            cumulative += (float) (weights[j] / sum);
+
+        Arrays.fill(bucketCounts, 0);
+        Arrays.fill(bucketMass, 0.0);
+        int top = 0;
+        for (int i = 0; i < vocab; i++) {
+            if (scores[i] > Float.NEGATIVE_INFINITY) {
+                int bucket = orderedKey(scores[i]) >>> 16;
+                bucketCounts[bucket]++;
+                bucketMass[bucket] += (float) (weights[i] / sum);
+                top = Math.max(top, bucket);
+            }
+        }
+        // Buckets entirely below the cut: their cumulative mass stays below the threshold by a margin far above
+        // the summation-order error of a double sum of <= 2^18 terms (~3e-11). The top bucket is never skipped.
+        double removedMass = 0.0;
+        double safeLimit = threshold - 1e-9;
+        int firstSorted = 0;
+        while (firstSorted < top && removedMass + bucketMass[firstSorted] < safeLimit) {
+            removedMass += bucketMass[firstSorted];
+            firstSorted++;
+        }
+        int count = 0;
+        for (int i = 0; i < vocab; i++) {
+            if (scores[i] > Float.NEGATIVE_INFINITY) {
+                if (orderedKey(scores[i]) >>> 16 >= firstSorted) {
+                    order[count++] = i;
+                } else {
+                    scores[i] = Float.NEGATIVE_INFINITY;
+                }
+            }
+        }
+        sortAscending(count);
+        double cumulative = removedMass;
+        for (int j = 0; j < count - 1; j++) {
+            int id = order[j];
+            cumulative += (float) (weights[id] / sum);
             if ((float) cumulative > threshold) {
                 break; // the cumulative sum never decreases, so every later position survives too
             }
-            scores[order[j]] = Float.NEGATIVE_INFINITY;
+            scores[id] = Float.NEGATIVE_INFINITY;
         }
     }
 
-    /** Drops tokens whose probability is below {@code (float) minP * maxProbability}. */
+    /** Drops tokens whose probability is below {@code (float) minP * maxProbability}, as {@code MinPLogitsWarper}. */
     private void applyMinP() {
         float max = maxScore();
         if (max == Float.NEGATIVE_INFINITY) {
             return;
         }
-        double sum = 0.0;
-        for (int i = 0; i < vocab; i++) {
-            double e = scores[i] > Float.NEGATIVE_INFINITY ? StrictMath.exp(scores[i] - max) : 0.0;
-            weights[i] = e;
-            sum += e;
-        }
+        double sum = fillWeights(max);
         float top = (float) (1.0 / sum);
         float threshold = (float) config.minP() * top;
         // The top token has probability top >= threshold (minP <= 1), so at least one token always survives,
@@ -236,6 +291,29 @@ public final class Sampler {
                 scores[i] = Float.NEGATIVE_INFINITY;
             }
         }
+    }
+
+    /**
+     * Sets {@code weights[i] = exp(scores[i] - max)} for surviving ids (0 for the others) and returns their sum.
+     * Filters only remove tokens and the maximum always survives, so weights computed by an earlier filter in the
+     * same call stay valid for the survivors and are reused.
+     */
+    private double fillWeights(float max) {
+        double sum = 0.0;
+        for (int i = 0; i < vocab; i++) {
+            double w;
+            if (!(scores[i] > Float.NEGATIVE_INFINITY)) {
+                w = 0.0;
+            } else if (weightsValid) {
+                w = weights[i];
+            } else {
+                w = StrictMath.exp(scores[i] - max);
+            }
+            weights[i] = w;
+            sum += w;
+        }
+        weightsValid = true;
+        return sum;
     }
 
     private float maxScore() {
@@ -267,12 +345,7 @@ public final class Sampler {
         if (max == Float.NEGATIVE_INFINITY) {
             throw new IllegalStateException("every score is -inf or NaN: nothing to sample from");
         }
-        double total = 0.0;
-        for (int i = 0; i < vocab; i++) {
-            double w = scores[i] > Float.NEGATIVE_INFINITY ? StrictMath.exp((double) scores[i] - max) : 0.0;
-            weights[i] = w;
-            total += w;
-        }
+        double total = fillWeights(max);
         double target = random.nextDouble() * total;
         double cumulative = 0.0;
         int last = -1;
@@ -295,39 +368,41 @@ public final class Sampler {
     int[] ascendingOrder(float[] values) {
         ensureScratch(values.length);
         System.arraycopy(values, 0, scores, 0, vocab);
-        sortAscending();
+        for (int i = 0; i < vocab; i++) {
+            order[i] = i;
+        }
+        sortAscending(vocab);
         return Arrays.copyOf(order, vocab);
     }
 
     /**
-     * Fills {@link #order} with all ids sorted ascending by score, equal scores in increasing id order. An LSD radix
-     * sort over the 32-bit order-preserving image of each float: four stable byte passes, linear in the vocabulary
-     * (a comparison sort of 152k boxed ids per token would cost several milliseconds).
+     * Sorts {@code order[0, count)}, given in increasing id order, ascending by score; equal scores keep id order.
+     * An LSD radix sort over the 32-bit order-preserving image of each float: four stable byte passes, linear in
+     * {@code count}.
      */
-    private void sortAscending() {
-        for (int i = 0; i < vocab; i++) {
-            keys[i] = orderedKey(scores[i]);
-            order[i] = i;
+    private void sortAscending(int count) {
+        for (int j = 0; j < count; j++) {
+            keys[j] = orderedKey(scores[order[j]]);
         }
         int[] srcKeys = keys;
         int[] srcIds = order;
         int[] dstKeys = keysScratch;
         int[] dstIds = orderScratch;
-        for (int shift = 0; shift < 32; shift += 8) {
+        for (int shift = 0; shift < 32 && count > 1; shift += 8) {
             Arrays.fill(byteCounts, 0);
-            for (int j = 0; j < vocab; j++) {
+            for (int j = 0; j < count; j++) {
                 byteCounts[(srcKeys[j] >>> shift) & 0xFF]++;
             }
-            if (byteCounts[(srcKeys[0] >>> shift) & 0xFF] == vocab) {
+            if (byteCounts[(srcKeys[0] >>> shift) & 0xFF] == count) {
                 continue; // every key has the same byte here: the pass would be the identity
             }
             int start = 0;
             for (int b = 0; b < 256; b++) {
-                int count = byteCounts[b];
+                int n = byteCounts[b];
                 byteCounts[b] = start;
-                start += count;
+                start += n;
             }
-            for (int j = 0; j < vocab; j++) {
+            for (int j = 0; j < count; j++) {
                 int key = srcKeys[j];
                 int position = byteCounts[(key >>> shift) & 0xFF]++;
                 dstKeys[position] = key;
@@ -341,8 +416,8 @@ public final class Sampler {
             dstIds = swapIds;
         }
         if (srcIds != order) {
-            System.arraycopy(srcIds, 0, order, 0, vocab);
-            System.arraycopy(srcKeys, 0, keys, 0, vocab);
+            System.arraycopy(srcIds, 0, order, 0, count);
+            System.arraycopy(srcKeys, 0, keys, 0, count);
         }
     }
 
