@@ -18,7 +18,8 @@ import java.util.Arrays;
  *   <li>a draw from the softmax of the surviving scores.</li>
  * </ol>
  * transformers draws with {@code torch.multinomial}, whose random stream cannot be reproduced here; the draw uses
- * xoshiro256** and {@link StrictMath#exp}, so a seed gives the same tokens on every JVM and platform.
+ * xoshiro256** and {@link NonPositiveExp} (plain double arithmetic, no platform math library), so a seed, the
+ * same logits and the same context give the same tokens on every JVM and platform.
  *
  * <p>Cost per token: top-k and top-p avoid sorting the whole vocabulary. A histogram over the scores' high bits
  * finds the bucket holding the k-th value, and for top-p the buckets whose whole mass lies below the cut;
@@ -307,7 +308,7 @@ public final class Sampler {
             } else if (weightsValid) {
                 w = weights[i];
             } else {
-                w = StrictMath.exp(scores[i] - max);
+                w = NonPositiveExp.exp(scores[i] - max);
             }
             weights[i] = w;
             sum += w;
@@ -423,10 +424,11 @@ public final class Sampler {
 
     /**
      * Maps a float to an int whose unsigned order is the float order: flip the sign bit of positives, all bits of
-     * negatives. Adding +0f first turns -0 into +0 so the two zeros tie, as they compare equal.
+     * negatives. Adding +0f first turns -0 into +0 so the two zeros tie, as they compare equal. Branch-free: with
+     * a conditional, the sign mispredictions made a pass over 152k scores about ten times slower.
      */
     static int orderedKey(float value) {
         int bits = Float.floatToRawIntBits(value + 0.0f);
-        return bits < 0 ? ~bits : bits ^ 0x80000000;
+        return bits ^ ((bits >> 31) | 0x80000000);
     }
 }
