@@ -2,6 +2,7 @@ package qlab.engine.sampling;
 
 import java.util.ArrayList;
 import java.util.List;
+import qlab.engine.QlabException;
 
 /**
  * Generation settings as given, each {@code null} when not given: the command-line flags, or flags with a model's
@@ -9,6 +10,12 @@ import java.util.List;
  */
 public record SamplingOptions(Boolean doSample, Double temperature, Integer topK, Double topP, Double minP,
                               Double repetitionPenalty, Integer maxNewTokens) {
+
+    public SamplingOptions {
+        if (maxNewTokens != null && maxNewTokens < 0) {
+            throw new QlabException("sampling: \"max_new_tokens\" must be >= 0, got " + maxNewTokens);
+        }
+    }
 
     public static SamplingOptions none() {
         return new SamplingOptions(null, null, null, null, null, null, null);

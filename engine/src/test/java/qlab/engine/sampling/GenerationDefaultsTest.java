@@ -130,6 +130,13 @@ class GenerationDefaultsTest {
     }
 
     @Test
+    void negativeMaxNewTokensIsRejected() {
+        QlabException e = assertThrows(QlabException.class,
+                () -> new SamplingOptions(null, null, null, null, null, null, -1));
+        assertEquals("sampling: \"max_new_tokens\" must be >= 0, got -1", e.getMessage());
+    }
+
+    @Test
     void optionsWithoutDefaults() {
         assertTrue(SamplingOptions.none().toConfig(3).isGreedy());
         assertEquals(new SamplingConfig(1.0, 40, 1.0, 0.0, 1.0, 3),

@@ -12,8 +12,10 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -39,6 +41,8 @@ class SamplingOracleTest {
         int informational = 0;
         int informationalExact = 0;
         List<String> failures = new ArrayList<>();
+        // One long-lived sampler per setting, as a decode loop keeps one: it must give what a fresh one gives.
+        Map<SamplingConfig, Sampler> reused = new HashMap<>();
         for (String line : Files.readAllLines(dir.resolve("cases.jsonl"))) {
             if (line.isBlank()) {
                 continue;
@@ -46,7 +50,10 @@ class SamplingOracleTest {
             JsonNode c = JSON.readTree(line);
             SamplingConfig config = new SamplingConfig(c.get("temperature").asDouble(), c.get("top_k").asInt(),
                     c.get("top_p").asDouble(), 0.0, 1.0, 0L);
-            int[] kept = new Sampler(config).survivors(logits[c.get("row").asInt()], new int[0], 0);
+            float[] row = logits[c.get("row").asInt()];
+            int[] kept = new Sampler(config).survivors(row, new int[0], 0);
+            int[] keptByReused = reused.computeIfAbsent(config, Sampler::new).survivors(row, new int[0], 0);
+            assertArrayEquals(kept, keptByReused, "reused sampler differs from a fresh one");
             int[] expected = ints(c.get("kept"));
             String label = "row " + c.get("row").asInt() + " (" + c.get("kind").asText() + ") " + config.describe();
             if (c.get("strict").asBoolean()) {
