@@ -17,6 +17,7 @@ import qlab.engine.QlabException;
                 BenchBatchCommand.class,
                 PplCommand.class,
                 KlCommand.class,
+                CalibrateCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 
