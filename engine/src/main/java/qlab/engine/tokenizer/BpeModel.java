@@ -27,6 +27,10 @@ final class BpeModel {
         this.ignoreMerges = ignoreMerges;
     }
 
+    BpeMerger merger() {
+        return merger;
+    }
+
     /** Appends the ids of pre-token {@code text[start, end)}. */
     void encodePiece(String text, int start, int end, IntList out) {
         boolean cacheable = end - start <= PieceCache.MAX_KEY_CHARS;

@@ -162,6 +162,10 @@ public final class Tokenizer {
         return tokenBytes[id];
     }
 
+    BpeModel model() {
+        return model;
+    }
+
     // ---------------------------------------------------------------- vocabulary
 
     /** The id of a token given as written in the file (e.g. {@code <|im_end|>}), if it exists. */
