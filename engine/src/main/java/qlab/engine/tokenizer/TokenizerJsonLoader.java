@@ -1,9 +1,12 @@
 package qlab.engine.tokenizer;
 
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,7 +30,13 @@ final class TokenizerJsonLoader {
     /** The regex the ByteLevel pre-tokenizer applies when {@code use_regex} is true (GPT-2's). */
     static final String BYTE_LEVEL_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
     private final String file;
+    /** Streamed model.vocab and model.merges; null when the file has none. */
+    private Map<String, Integer> vocab;
+    private List<String> mergeLeft;
+    private List<String> mergeRight;
 
     private TokenizerJsonLoader(String file) {
         this.file = file;
@@ -38,9 +47,10 @@ final class TokenizerJsonLoader {
         if (!Files.isRegularFile(path)) {
             throw new QlabException(path + ": tokenizer file not found");
         }
-        JsonNode root;
-        try {
-            root = new ObjectMapper().readTree(path.toFile());
+        TokenizerJsonLoader loader = new TokenizerJsonLoader(path.toString());
+        ObjectNode root;
+        try (JsonParser parser = MAPPER.getFactory().createParser(path.toFile())) {
+            root = loader.parse(parser);
         } catch (JsonProcessingException e) {
             JsonLocation at = e.getLocation();
             String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
@@ -48,10 +58,99 @@ final class TokenizerJsonLoader {
         } catch (IOException e) {
             throw new QlabException(path + ": cannot read: " + oneLine(e.getMessage()), e);
         }
-        if (root == null || !root.isObject()) {
-            throw new QlabException(path + ": malformed JSON: expected an object at the top level");
+        return loader.build(root);
+    }
+
+    /**
+     * Reads the file as a tree, except {@code model.vocab} and {@code model.merges} (hundreds of
+     * thousands of entries), which are streamed straight into their final form: a tree of them
+     * dominated load time.
+     */
+    private ObjectNode parse(JsonParser parser) throws IOException {
+        if (parser.nextToken() != JsonToken.START_OBJECT) {
+            throw new QlabException(file + ": malformed JSON: expected an object at the top level");
         }
-        return new TokenizerJsonLoader(path.toString()).build(root);
+        ObjectNode root = MAPPER.createObjectNode();
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+            String name = parser.currentName();
+            JsonToken value = parser.nextToken();
+            if (name.equals("model") && value == JsonToken.START_OBJECT) {
+                ObjectNode model = root.putObject("model");
+                while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = parser.currentName();
+                    parser.nextToken();
+                    switch (field) {
+                        case "vocab" -> {
+                            vocab = streamVocab(parser);
+                            model.putObject("vocab");
+                        }
+                        case "merges" -> {
+                            streamMerges(parser);
+                            model.putArray("merges");
+                        }
+                        default -> model.set(field, parser.readValueAsTree());
+                    }
+                }
+            } else {
+                JsonNode tree = parser.readValueAsTree();
+                root.set(name, tree == null ? MAPPER.nullNode() : tree);
+            }
+        }
+        if (parser.currentToken() != JsonToken.END_OBJECT || parser.nextToken() != null) {
+            throw new QlabException(file + ": malformed JSON at line " + parser.currentLocation().getLineNr()
+                    + ": unexpected content after the top-level object");
+        }
+        return root;
+    }
+
+    private Map<String, Integer> streamVocab(JsonParser parser) throws IOException {
+        if (parser.currentToken() != JsonToken.START_OBJECT) {
+            throw error("model.vocab", "must be an object");
+        }
+        Map<String, Integer> out = new HashMap<>(1 << 18);
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+            String token = parser.currentName();
+            JsonToken v = parser.nextToken();
+            if (v != JsonToken.VALUE_NUMBER_INT || parser.getNumberType() != JsonParser.NumberType.INT
+                    || parser.getIntValue() < 0) {
+                throw error("model.vocab", "entry " + showString(token) + " has id " + parser.getText()
+                        + ", expected a non-negative integer");
+            }
+            out.put(token, parser.getIntValue());
+        }
+        return out;
+    }
+
+    private void streamMerges(JsonParser parser) throws IOException {
+        if (parser.currentToken() != JsonToken.START_ARRAY) {
+            throw error("model.merges", "must be an array");
+        }
+        mergeLeft = new ArrayList<>(1 << 18);
+        mergeRight = new ArrayList<>(1 << 18);
+        JsonToken t;
+        while ((t = parser.nextToken()) != JsonToken.END_ARRAY) {
+            int index = mergeLeft.size();
+            if (t == JsonToken.VALUE_STRING) {
+                // Old format "a b": exactly one space, as the reference requires.
+                String line = parser.getText();
+                int space = line.indexOf(' ');
+                if (space < 0 || line.indexOf(' ', space + 1) >= 0) {
+                    throw error("model.merges[" + index + "]", "is " + showString(line)
+                            + ", expected two symbols separated by one space");
+                }
+                mergeLeft.add(line.substring(0, space));
+                mergeRight.add(line.substring(space + 1));
+            } else if (t == JsonToken.START_ARRAY) {
+                JsonNode pair = parser.readValueAsTree();
+                if (pair.size() != 2 || !pair.get(0).isTextual() || !pair.get(1).isTextual()) {
+                    throw error("model.merges[" + index + "]", "is " + show(pair) + ", expected [\"a\", \"b\"] or \"a b\"");
+                }
+                mergeLeft.add(pair.get(0).asText());
+                mergeRight.add(pair.get(1).asText());
+            } else {
+                throw error("model.merges[" + index + "]", "is " + parser.getText() + ", expected [\"a\", \"b\"] or \"a b\"");
+            }
+        }
     }
 
     private static String oneLine(String s) {
@@ -144,7 +243,7 @@ final class TokenizerJsonLoader {
 
     // ---------------------------------------------------------------- build
 
-    private Tokenizer build(JsonNode root) {
+    private Tokenizer build(ObjectNode root) {
         allowOnly(root, "", Set.of("version", "truncation", "padding", "added_tokens", "normalizer",
                 "pre_tokenizer", "post_processor", "decoder", "model"));
         requireNullOr(root, "truncation", "");
@@ -168,7 +267,9 @@ final class TokenizerJsonLoader {
         // unk_token and fuse_unk only act on characters missing from the vocabulary; a byte-level
         // vocabulary has all 256 byte symbols (checked below), so they can never act.
 
-        Map<String, Integer> vocab = readVocab(object(model, "vocab", "model"));
+        if (vocab == null) {
+            throw error("model.vocab", "is missing");
+        }
         int[] byteSymbol = new int[256];
         for (int b = 0; b < 256; b++) {
             Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
@@ -178,7 +279,7 @@ final class TokenizerJsonLoader {
             }
             byteSymbol[b] = id;
         }
-        MergeTable merges = readMerges(model.get("merges"), vocab);
+        MergeTable merges = resolveMerges();
 
         List<UnicodeNormalization> normalizations = new ArrayList<>();
         readNormalizer(root.get("normalizer"), "normalizer", normalizations);
@@ -263,54 +364,24 @@ final class TokenizerJsonLoader {
                 tokenIds, tokenTexts, special);
     }
 
-    private Map<String, Integer> readVocab(JsonNode vocabNode) {
-        Map<String, Integer> vocab = new HashMap<>(vocabNode.size() * 2);
-        Iterator<Map.Entry<String, JsonNode>> it = vocabNode.fields();
-        while (it.hasNext()) {
-            Map.Entry<String, JsonNode> e = it.next();
-            JsonNode v = e.getValue();
-            if (!v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < 0) {
-                throw error("model.vocab", "entry " + showString(e.getKey()) + " has id " + show(v) + ", expected a non-negative integer");
-            }
-            vocab.put(e.getKey(), v.asInt());
-        }
-        return vocab;
-    }
-
     private static String showString(String s) {
         return new com.fasterxml.jackson.databind.node.TextNode(s).toString();
     }
 
-    private MergeTable readMerges(JsonNode mergesNode, Map<String, Integer> vocab) {
-        if (mergesNode == null || !mergesNode.isArray()) {
-            throw error("model.merges", mergesNode == null ? "is missing" : "must be an array, is " + show(mergesNode));
+    private MergeTable resolveMerges() {
+        if (mergeLeft == null) {
+            throw error("model.merges", "is missing");
         }
-        MergeTable table = new MergeTable(mergesNode.size());
-        for (int rank = 0; rank < mergesNode.size(); rank++) {
-            JsonNode m = mergesNode.get(rank);
-            String path = "model.merges[" + rank + "]";
-            String left;
-            String right;
-            if (m.isTextual()) {
-                // Old format "a b": exactly one space, as the reference requires.
-                String[] parts = m.asText().split(" ", -1);
-                if (parts.length != 2) {
-                    throw error(path, "is " + show(m) + ", expected two symbols separated by one space");
-                }
-                left = parts[0];
-                right = parts[1];
-            } else if (m.isArray() && m.size() == 2 && m.get(0).isTextual() && m.get(1).isTextual()) {
-                left = m.get(0).asText();
-                right = m.get(1).asText();
-            } else {
-                throw error(path, "is " + show(m) + ", expected [\"a\", \"b\"] or \"a b\"");
-            }
+        MergeTable table = new MergeTable(mergeLeft.size());
+        for (int rank = 0; rank < mergeLeft.size(); rank++) {
+            String left = mergeLeft.get(rank);
+            String right = mergeRight.get(rank);
             Integer l = vocab.get(left);
             Integer r = vocab.get(right);
             Integer merged = vocab.get(left + right);
             if (l == null || r == null || merged == null) {
                 String missing = l == null ? left : r == null ? right : left + right;
-                throw error(path, "uses " + showString(missing) + ", which is not in model.vocab");
+                throw error("model.merges[" + rank + "]", "uses " + showString(missing) + ", which is not in model.vocab");
             }
             table.put(l, r, rank, merged);
         }

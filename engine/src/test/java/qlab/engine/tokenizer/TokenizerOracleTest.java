@@ -28,6 +28,9 @@ class TokenizerOracleTest {
 
     @BeforeAll
     static void load() throws IOException {
+        if (tokenizer != null) {
+            return; // already loaded by another test class in this JVM
+        }
         String fixtures = System.getProperty("qlab.fixtures");
         Assumptions.assumeTrue(fixtures != null && Files.isDirectory(Path.of(fixtures, "oracle")),
                 "SKIPPED: fixtures directory not found (system property qlab.fixtures=" + fixtures + ")");
@@ -175,6 +178,31 @@ class TokenizerOracleTest {
                     c.get("name").asText());
         }
         assertEquals(6, cases.size());
+    }
+
+    @Test
+    void concurrentEncodingSharesTheCacheSafely() throws Exception {
+        // A fresh instance (cold cache), four threads encoding the whole corpus in different orders.
+        Tokenizer fresh = Tokenizer.load(oracle.resolve("tiny-qwen2-realvocab/tokenizer.json"));
+        List<java.util.concurrent.Future<Integer>> results = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(4)) {
+            for (int t = 0; t < 4; t++) {
+                int offset = t * 750;
+                results.add(pool.submit(() -> {
+                    int exact = 0;
+                    for (int k = 0; k < corpus.size(); k++) {
+                        JsonNode line = corpus.get((k + offset) % corpus.size());
+                        if (java.util.Arrays.equals(ints(line.get("ids")), fresh.encode(line.get("text").asText()))) {
+                            exact++;
+                        }
+                    }
+                    return exact;
+                }));
+            }
+            for (var r : results) {
+                assertEquals(corpus.size(), r.get());
+            }
+        }
     }
 
     @Test
