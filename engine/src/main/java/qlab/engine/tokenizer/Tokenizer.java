@@ -59,7 +59,12 @@ public final class Tokenizer {
 
     // ---------------------------------------------------------------- encoding
 
-    /** The token ids of {@code text}; no special tokens are added (none of BOS/EOS/template). */
+    /**
+     * The token ids of {@code text}; no special tokens are added (none of BOS/EOS/template), but
+     * added-token strings in the text (e.g. {@code <|im_start|>}) become their single ids. An
+     * unpaired surrogate, which the reference cannot receive (its strings are UTF-8), is encoded as
+     * U+FFFD.
+     */
     public int[] encode(String text) {
         IntList out = new IntList(text.length() / 3 + 8);
         int pos = 0;
