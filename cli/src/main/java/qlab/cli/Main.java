@@ -18,6 +18,7 @@ import qlab.engine.QlabException;
                 PplCommand.class,
                 KlCommand.class,
                 CalibrateCommand.class,
+                TokenizeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 
