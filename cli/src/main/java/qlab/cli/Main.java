@@ -13,6 +13,7 @@ import qlab.engine.QlabException;
                 InspectCommand.class,
                 LogitsCommand.class,
                 GenerateCommand.class,
+                ChatCommand.class,
                 BenchCommand.class,
                 BenchBatchCommand.class,
                 PplCommand.class,
