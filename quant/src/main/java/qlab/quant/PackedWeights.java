@@ -1,6 +1,6 @@
 package qlab.quant;
 
-import jdk.incubator.vector.FloatVector;
+import qlab.quant.kernel.Lanes;
 
 /**
  * Stored rows as the kernels read them: the packed codes in their {@link java.lang.foreign.MemorySegment}
@@ -10,18 +10,17 @@ import jdk.incubator.vector.FloatVector;
  *
  * <p>Kernels: {@code dot*} take f32 activations, {@code dotInt8*} take activations quantized by
  * {@link Int8Activations} (integer formats only). Each has a scalar reference and a Vector API kernel
- * (16 float lanes); the plain method picks the vector one unless {@code -Dqlab.vector=false} or the
- * CPU has fewer than 16 float lanes. The batched kernels compute, for each of {@code tokens}
+ * ({@link Lanes#COUNT} float lanes: 16 with AVX-512, 8 with AVX2); the plain method picks the vector
+ * one unless {@code -Dqlab.vector=false} or the CPU has fewer than 8 float lanes. The batched kernels compute, for each of {@code tokens}
  * activation rows, bitwise the same value as the single-row kernel of the same kind: they do the
  * same operations per token in the same order, only reading each weight chunk once for up to four
  * tokens. All kernels are thread-safe.
  */
 public abstract class PackedWeights {
 
-    /** Vector kernels need 16 float lanes (512-bit); elsewhere the 16-lane shapes would be emulated. */
+    /** Vector kernels on unless {@code -Dqlab.vector=false} or the CPU has fewer than 8 float lanes. */
     public static final boolean VECTOR_ENABLED =
-            Boolean.parseBoolean(System.getProperty("qlab.vector", "true"))
-                    && FloatVector.SPECIES_PREFERRED.length() >= 16;
+            Boolean.parseBoolean(System.getProperty("qlab.vector", "true")) && Lanes.SUPPORTED;
 
     protected final int rows;
     protected final int cols;

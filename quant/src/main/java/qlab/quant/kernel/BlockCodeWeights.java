@@ -6,7 +6,6 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 import qlab.quant.Int8Activations;
 import qlab.quant.PackedWeights;
 
@@ -15,17 +14,15 @@ import qlab.quant.PackedWeights;
  * {@link CodePacking} describes, read in place from the segment, and one f32 scale per block of
  * {@code block} values (widened at load, so the hot loop reads only floats and code bytes).
  *
- * <p>Vector kernel, per 16 values: one 16-byte load (a full unit holds 128/bits values), shift and
- * mask to the 16 codes, map to levels in byte lanes, cast 16 bytes to 16 floats, one FMA into a
- * per-block accumulator; per block one FMA by the block scale into the row accumulator. This is the
- * shape measured fastest here (TOOLCHAIN.md): 16-lane byte→float casts, no convertShape parts,
- * scales as floats in their own array, one accumulator chain. Values past the last full 16-value
- * chunk (or in a partial code unit) are done by scalar code in both the single and batched kernels.
+ * <p>Vector kernel, per chunk of {@link Lanes#COUNT} values (16 with AVX-512, 8 with AVX2): one
+ * load of that many code bytes (a full 16-byte unit holds 128/bits values), shift and mask to the
+ * codes and map them to levels in int lanes, convert to floats, one FMA into a per-block
+ * accumulator; per block one FMA by the block scale into the row accumulator. That follows the
+ * shape TOOLCHAIN.md measured fastest: same-lane-count widening casts, no convertShape parts,
+ * scales as floats in their own array, one accumulator chain. Values past the last full chunk
+ * (or in a partial code unit) are done by scalar code in both the single and batched kernels.
  */
 public final class BlockCodeWeights extends PackedWeights {
-    private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_128;
-    private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_512;
-    private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_512;
 
     private final MemorySegment data;
     private final long rowBytes;
@@ -33,14 +30,14 @@ public final class BlockCodeWeights extends PackedWeights {
     private final CodeGrid grid;
     private final int bits;
     private final int step;
-    private final byte codeMask;
-    private final byte levelOffset;
+    private final int codeMask;
+    private final int levelOffset;
     private final int unitShift;
     private final int unitMask;
     private final int block;
     private final int blocksPerRow;
     private final float[] scales; // [rows, blocksPerRow]
-    /** Values [0, vectorEnd) of a row are done 16 at a time; the rest by scalar code. */
+    /** Values [0, vectorEnd) of a row are done a chunk at a time; the rest by scalar code. */
     private final int vectorEnd;
 
     /**
@@ -60,8 +57,8 @@ public final class BlockCodeWeights extends PackedWeights {
         this.grid = grid;
         this.bits = grid.bits;
         this.step = grid.step;
-        this.codeMask = (byte) ((1 << grid.bits) - 1);
-        this.levelOffset = (byte) grid.offset;
+        this.codeMask = (1 << grid.bits) - 1;
+        this.levelOffset = grid.offset;
         int unit = CodePacking.unitValues(grid.bits);
         this.unitShift = Integer.numberOfTrailingZeros(unit);
         this.unitMask = unit - 1;
@@ -72,7 +69,7 @@ public final class BlockCodeWeights extends PackedWeights {
         }
         this.scales = scales;
         int fullUnitValues = CodePacking.paddedCols(cols) / unit * unit;
-        this.vectorEnd = Math.min(cols & ~15, fullUnitValues);
+        this.vectorEnd = Math.min(cols & -Lanes.COUNT, fullUnitValues);
     }
 
     @Override
@@ -94,10 +91,16 @@ public final class BlockCodeWeights extends PackedWeights {
         return grid.levelOf(CodePacking.read(data, rowCodes, j, cols, bits));
     }
 
-    /** Levels of values j .. j + 15 (j a multiple of 16 below vectorEnd), one per byte lane. */
-    private ByteVector levels(long rowCodes, int j) {
-        ByteVector v = ByteVector.fromMemorySegment(BYTES, data, rowCodes + ((long) (j >>> unitShift) << 4),
-                ByteOrder.LITTLE_ENDIAN);
+    /**
+     * Levels of the chunk starting at j (a multiple of the lane count below vectorEnd), one per
+     * int lane. The chunk's 16-value field of its unit starts at byte (j & 15): 0, or 8 for the
+     * second half of a field with 8 lanes. Bytes are widened to ints before the shift and mask:
+     * x86 has no byte shifts (they are emulated), int shifts are single instructions. The widening
+     * sign-extends, which leaves bits 0..7 (all the codes occupy) unchanged.
+     */
+    private IntVector levels(long rowCodes, int j) {
+        IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data,
+                rowCodes + ((long) (j >>> unitShift) << 4) + (j & 15), ByteOrder.LITTLE_ENDIAN).castShape(Lanes.INTS, 0);
         if (bits == 8) {
             return v;
         }
@@ -106,15 +109,6 @@ public final class BlockCodeWeights extends PackedWeights {
             v = v.add(v);
         }
         return v.sub(levelOffset);
-    }
-
-    private static float sumInOrder(FloatVector v) {
-        // A fixed order, unlike reduceLanes, so every kernel (and the interpreter) agrees bitwise.
-        float s = 0;
-        for (int i = 0; i < 16; i++) {
-            s += v.lane(i);
-        }
-        return s;
     }
 
     @Override
@@ -143,18 +137,18 @@ public final class BlockCodeWeights extends PackedWeights {
     public float dotVector(int row, float[] x, int xOffset) {
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
-        FloatVector acc = FloatVector.zero(FLOATS);
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
         int j = 0;
         for (int b = 0; j < vectorEnd; b++) {
             int end = Math.min(j + block, vectorEnd);
-            FloatVector partial = FloatVector.zero(FLOATS);
-            for (; j < end; j += 16) {
-                FloatVector w = (FloatVector) levels(rowCodes, j).castShape(FLOATS, 0);
-                partial = w.fma(FloatVector.fromArray(FLOATS, x, xOffset + j), partial);
+            FloatVector partial = FloatVector.zero(Lanes.FLOATS);
+            for (; j < end; j += Lanes.COUNT) {
+                FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
+                partial = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), partial);
             }
-            acc = partial.fma(FloatVector.broadcast(FLOATS, scales[s + b]), acc);
+            acc = partial.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + b]), acc);
         }
-        float sum = sumInOrder(acc);
+        float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
             sum += scales[s + j / block] * level(rowCodes, j) * x[xOffset + j];
         }
@@ -179,34 +173,34 @@ public final class BlockCodeWeights extends PackedWeights {
         int x3 = x2 + cols;
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
-        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc0 = FloatVector.zero(Lanes.FLOATS);
         FloatVector acc1 = acc0;
         FloatVector acc2 = acc0;
         FloatVector acc3 = acc0;
         int j = 0;
         for (int b = 0; j < vectorEnd; b++) {
             int end = Math.min(j + block, vectorEnd);
-            FloatVector p0 = FloatVector.zero(FLOATS);
+            FloatVector p0 = FloatVector.zero(Lanes.FLOATS);
             FloatVector p1 = p0;
             FloatVector p2 = p0;
             FloatVector p3 = p0;
-            for (; j < end; j += 16) {
-                FloatVector w = (FloatVector) levels(rowCodes, j).castShape(FLOATS, 0);
-                p0 = w.fma(FloatVector.fromArray(FLOATS, x, x0 + j), p0);
-                p1 = w.fma(FloatVector.fromArray(FLOATS, x, x1 + j), p1);
-                p2 = w.fma(FloatVector.fromArray(FLOATS, x, x2 + j), p2);
-                p3 = w.fma(FloatVector.fromArray(FLOATS, x, x3 + j), p3);
+            for (; j < end; j += Lanes.COUNT) {
+                FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
+                p0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), p0);
+                p1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), p1);
+                p2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), p2);
+                p3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), p3);
             }
-            FloatVector d = FloatVector.broadcast(FLOATS, scales[s + b]);
+            FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + b]);
             acc0 = p0.fma(d, acc0);
             acc1 = p1.fma(d, acc1);
             acc2 = p2.fma(d, acc2);
             acc3 = p3.fma(d, acc3);
         }
-        float s0 = sumInOrder(acc0);
-        float s1 = sumInOrder(acc1);
-        float s2 = sumInOrder(acc2);
-        float s3 = sumInOrder(acc3);
+        float s0 = Lanes.sumInOrder(acc0);
+        float s1 = Lanes.sumInOrder(acc1);
+        float s2 = Lanes.sumInOrder(acc2);
+        float s3 = Lanes.sumInOrder(acc3);
         for (; j < cols; j++) {
             float w = scales[s + j / block] * level(rowCodes, j);
             s0 += w * x[x0 + j];
@@ -258,20 +252,20 @@ public final class BlockCodeWeights extends PackedWeights {
         float[] aScales = a.scales();
         int xc = token * cols;
         int xs = token * blocksPerRow;
-        FloatVector acc = FloatVector.zero(FLOATS);
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
         int j = 0;
         for (int b = 0; j < vectorEnd; b++) {
             int end = Math.min(j + block, vectorEnd);
-            IntVector partial = IntVector.zero(INTS);
-            for (; j < end; j += 16) {
-                IntVector w = (IntVector) levels(rowCodes, j).castShape(INTS, 0);
-                IntVector q = (IntVector) ByteVector.fromArray(BYTES, codes, xc + j).castShape(INTS, 0);
+            IntVector partial = IntVector.zero(Lanes.INTS);
+            for (; j < end; j += Lanes.COUNT) {
+                IntVector w = levels(rowCodes, j);
+                IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
                 partial = w.mul(q).add(partial);
             }
-            FloatVector scale = FloatVector.broadcast(FLOATS, scales[s + b] * aScales[xs + b]);
+            FloatVector scale = FloatVector.broadcast(Lanes.FLOATS, scales[s + b] * aScales[xs + b]);
             acc = ((FloatVector) partial.convert(VectorOperators.I2F, 0)).fma(scale, acc);
         }
-        float sum = sumInOrder(acc);
+        float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
             int b = j / block;
             sum += level(rowCodes, j) * codes[xc + j] * (scales[s + b] * aScales[xs + b]);
@@ -306,34 +300,34 @@ public final class BlockCodeWeights extends PackedWeights {
         int s1 = s0 + blocksPerRow;
         int s2 = s1 + blocksPerRow;
         int s3 = s2 + blocksPerRow;
-        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc0 = FloatVector.zero(Lanes.FLOATS);
         FloatVector acc1 = acc0;
         FloatVector acc2 = acc0;
         FloatVector acc3 = acc0;
         int j = 0;
         for (int b = 0; j < vectorEnd; b++) {
             int end = Math.min(j + block, vectorEnd);
-            IntVector p0 = IntVector.zero(INTS);
+            IntVector p0 = IntVector.zero(Lanes.INTS);
             IntVector p1 = p0;
             IntVector p2 = p0;
             IntVector p3 = p0;
-            for (; j < end; j += 16) {
-                IntVector w = (IntVector) levels(rowCodes, j).castShape(INTS, 0);
-                p0 = w.mul((IntVector) ByteVector.fromArray(BYTES, codes, c0 + j).castShape(INTS, 0)).add(p0);
-                p1 = w.mul((IntVector) ByteVector.fromArray(BYTES, codes, c1 + j).castShape(INTS, 0)).add(p1);
-                p2 = w.mul((IntVector) ByteVector.fromArray(BYTES, codes, c2 + j).castShape(INTS, 0)).add(p2);
-                p3 = w.mul((IntVector) ByteVector.fromArray(BYTES, codes, c3 + j).castShape(INTS, 0)).add(p3);
+            for (; j < end; j += Lanes.COUNT) {
+                IntVector w = levels(rowCodes, j);
+                p0 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c0 + j).castShape(Lanes.INTS, 0)).add(p0);
+                p1 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c1 + j).castShape(Lanes.INTS, 0)).add(p1);
+                p2 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c2 + j).castShape(Lanes.INTS, 0)).add(p2);
+                p3 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c3 + j).castShape(Lanes.INTS, 0)).add(p3);
             }
             float d = scales[s + b];
-            acc0 = ((FloatVector) p0.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(FLOATS, d * aScales[s0 + b]), acc0);
-            acc1 = ((FloatVector) p1.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(FLOATS, d * aScales[s1 + b]), acc1);
-            acc2 = ((FloatVector) p2.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(FLOATS, d * aScales[s2 + b]), acc2);
-            acc3 = ((FloatVector) p3.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(FLOATS, d * aScales[s3 + b]), acc3);
+            acc0 = ((FloatVector) p0.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s0 + b]), acc0);
+            acc1 = ((FloatVector) p1.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s1 + b]), acc1);
+            acc2 = ((FloatVector) p2.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s2 + b]), acc2);
+            acc3 = ((FloatVector) p3.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s3 + b]), acc3);
         }
-        float r0 = sumInOrder(acc0);
-        float r1 = sumInOrder(acc1);
-        float r2 = sumInOrder(acc2);
-        float r3 = sumInOrder(acc3);
+        float r0 = Lanes.sumInOrder(acc0);
+        float r1 = Lanes.sumInOrder(acc1);
+        float r2 = Lanes.sumInOrder(acc2);
+        float r3 = Lanes.sumInOrder(acc3);
         for (; j < cols; j++) {
             int b = j / block;
             int w = level(rowCodes, j);

@@ -8,7 +8,6 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 import qlab.quant.PackedWeights;
 
 /** Kernels for unquantized rows: f32, f16 and bf16 elements read in place from the segment. */
@@ -25,9 +24,6 @@ public final class FloatWeights extends PackedWeights {
         }
     }
 
-    private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_512;
-    private static final VectorSpecies<Short> SHORTS = ShortVector.SPECIES_256;
-    private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_512;
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -41,7 +37,7 @@ public final class FloatWeights extends PackedWeights {
         this.element = element;
         this.data = data;
         this.rowBytes = (long) cols * element.bytes;
-        this.vectorEnd = cols & ~15;
+        this.vectorEnd = cols & -Lanes.COUNT;
     }
 
     /** Decodes one element the way the vector kernel does, bit for bit. */
@@ -62,15 +58,15 @@ public final class FloatWeights extends PackedWeights {
         return decode(element, data, rowStart + (long) j * element.bytes);
     }
 
-    /** Elements j .. j + 15 widened to f32. */
+    /** One chunk of elements from j, widened to f32. */
     private FloatVector load(long rowStart, int j) {
         long at = rowStart + (long) j * element.bytes;
         if (element == Element.F32) {
-            return FloatVector.fromMemorySegment(FLOATS, data, at, ByteOrder.LITTLE_ENDIAN);
+            return FloatVector.fromMemorySegment(Lanes.FLOATS, data, at, ByteOrder.LITTLE_ENDIAN);
         }
         // castShape sign-extends each short; the shifts and masks below discard those bits.
-        IntVector h = (IntVector) ShortVector.fromMemorySegment(SHORTS, data, at, ByteOrder.LITTLE_ENDIAN)
-                .castShape(INTS, 0);
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(Lanes.SHORTS, data, at, ByteOrder.LITTLE_ENDIAN)
+                .castShape(Lanes.INTS, 0);
         if (element == Element.BF16) {
             return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
         }
@@ -84,13 +80,6 @@ public final class FloatWeights extends PackedWeights {
         return bits.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
     }
 
-    private static float sumInOrder(FloatVector v) {
-        float s = 0;
-        for (int i = 0; i < 16; i++) {
-            s += v.lane(i);
-        }
-        return s;
-    }
 
     @Override
     public void dequantizeRow(int row, float[] dst, int dstOffset) {
@@ -113,12 +102,12 @@ public final class FloatWeights extends PackedWeights {
     @Override
     public float dotVector(int row, float[] x, int xOffset) {
         long rowStart = row * rowBytes;
-        FloatVector acc = FloatVector.zero(FLOATS);
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
         int j = 0;
-        for (; j < vectorEnd; j += 16) {
-            acc = load(rowStart, j).fma(FloatVector.fromArray(FLOATS, x, xOffset + j), acc);
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            acc = load(rowStart, j).fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), acc);
         }
-        float sum = sumInOrder(acc);
+        float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
             sum += element(rowStart, j) * x[xOffset + j];
         }
@@ -134,22 +123,22 @@ public final class FloatWeights extends PackedWeights {
             int x1 = x0 + cols;
             int x2 = x1 + cols;
             int x3 = x2 + cols;
-            FloatVector a0 = FloatVector.zero(FLOATS);
+            FloatVector a0 = FloatVector.zero(Lanes.FLOATS);
             FloatVector a1 = a0;
             FloatVector a2 = a0;
             FloatVector a3 = a0;
             int j = 0;
-            for (; j < vectorEnd; j += 16) {
+            for (; j < vectorEnd; j += Lanes.COUNT) {
                 FloatVector w = load(rowStart, j);
-                a0 = w.fma(FloatVector.fromArray(FLOATS, x, x0 + j), a0);
-                a1 = w.fma(FloatVector.fromArray(FLOATS, x, x1 + j), a1);
-                a2 = w.fma(FloatVector.fromArray(FLOATS, x, x2 + j), a2);
-                a3 = w.fma(FloatVector.fromArray(FLOATS, x, x3 + j), a3);
+                a0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), a0);
+                a1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), a1);
+                a2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), a2);
+                a3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), a3);
             }
-            float s0 = sumInOrder(a0);
-            float s1 = sumInOrder(a1);
-            float s2 = sumInOrder(a2);
-            float s3 = sumInOrder(a3);
+            float s0 = Lanes.sumInOrder(a0);
+            float s1 = Lanes.sumInOrder(a1);
+            float s2 = Lanes.sumInOrder(a2);
+            float s3 = Lanes.sumInOrder(a3);
             for (; j < cols; j++) {
                 float w = element(rowStart, j);
                 s0 += w * x[x0 + j];
