@@ -96,7 +96,7 @@ public class MatVecBenchmark {
         try (WorkerPool quantizers = new WorkerPool(2)) {
             source = QuantizedMatrix.quantize(f, w, rows, cols, null, quantizers);
         }
-        long bytes = source.byteSize();
+        long bytes = source.storageBytes();
         int copies = cache.equals("hot") ? 1 : (int) Math.max(2, (COLD_BYTES + bytes - 1) / bytes);
         boolean int8 = activations.equals("int8");
         if (int8 && !f.isInteger()) {
@@ -130,7 +130,7 @@ public class MatVecBenchmark {
         Object prepared = m.prepare(x, 1);
         float[] out = y;
         pool.forRange(m.rows(), 16, (start, end) -> m.matmul(x, prepared, 1, out, m.rows(), 0, start, end));
-        traffic.bytes += m.kernelBytes();
+        traffic.bytes += m.byteSize();
         return out[0];
     }
 }

@@ -84,6 +84,19 @@ public final class Formats {
         return entry(name).groups;
     }
 
+    /**
+     * Why {@code name} at {@code groupSize} cannot be built (the message {@link #byName(String, int)}
+     * would throw), or empty when it can: lets a sweep skip impossible combinations with a reason.
+     */
+    public static java.util.Optional<String> whyUnsupported(String name, int groupSize) {
+        try {
+            byName(name, groupSize);
+            return java.util.Optional.empty();
+        } catch (QlabException e) {
+            return java.util.Optional.of(e.getMessage());
+        }
+    }
+
     /** Every format at its default group size. */
     public static List<QuantFormat> all() {
         return ENTRIES.stream().map(e -> e.create.apply(e.defaultGroup())).toList();

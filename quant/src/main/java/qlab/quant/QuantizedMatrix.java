@@ -104,9 +104,9 @@ public final class QuantizedMatrix implements Matrix {
         return int8Activations;
     }
 
-    /** Bytes the kernels read per full product (codes plus f32 scales); see {@link #byteSize()} for storage. */
-    public long kernelBytes() {
-        return weights.kernelBytes();
+    /** Storage bytes: rows × bytesPerRow, as in a quantized file. */
+    public long storageBytes() {
+        return data.byteSize();
     }
 
     @Override
@@ -119,10 +119,13 @@ public final class QuantizedMatrix implements Matrix {
         return weights.cols();
     }
 
-    /** Storage bytes: rows × bytesPerRow. */
+    /**
+     * Bytes one full product reads: the codes plus the f32-widened scales, which for block formats
+     * is a little more than {@link #storageBytes()} (e.g. q8_0: 9 bits per weight read, 8.5 stored).
+     */
     @Override
     public long byteSize() {
-        return data.byteSize();
+        return weights.kernelBytes();
     }
 
     @Override

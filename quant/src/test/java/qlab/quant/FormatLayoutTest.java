@@ -141,5 +141,7 @@ class FormatLayoutTest {
         assertEquals("q4_0/g64", Formats.byName("q4_0", 64).label());
         assertEquals("q4_0", Formats.byName("q4_0", 32).label());
         assertEquals(Formats.names().size(), Formats.all().size());
+        assertEquals(java.util.Optional.of(group.getMessage()), Formats.whyUnsupported("q2_0", 64));
+        assertEquals(java.util.Optional.empty(), Formats.whyUnsupported("q2_0", 128));
     }
 }

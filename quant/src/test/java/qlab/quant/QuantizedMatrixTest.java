@@ -49,7 +49,8 @@ class QuantizedMatrixTest {
             QuantizedMatrix b = QuantizedMatrix.quantize(format, w, ROWS, COLS, null, two);
             assertArrayEquals(a.data().toArray(ValueLayout.JAVA_BYTE), b.data().toArray(ValueLayout.JAVA_BYTE),
                     "parallel quantization must be deterministic");
-            assertEquals(ROWS * format.bytesPerRow(COLS), a.byteSize());
+            assertEquals(ROWS * format.bytesPerRow(COLS), a.storageBytes());
+            assertEquals(a.weights().kernelBytes(), a.byteSize());
             assertEquals(format.label(), a.format());
             for (boolean int8 : new boolean[] {false, true}) {
                 QuantizedMatrix m = new QuantizedMatrix(format, a.data(), ROWS, COLS, int8);
