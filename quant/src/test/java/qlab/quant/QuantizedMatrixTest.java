@@ -118,6 +118,10 @@ class QuantizedMatrixTest {
             assertEquals("quantize: weight [1, 5] is NaN; only finite weights can be quantized", nan.getMessage());
             assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, new float[63], 2, 32, null, pool));
             assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, new float[64], 2, 32, new float[31], pool));
+            float[] negative = new float[32];
+            negative[4] = -1f;
+            QlabException imp = assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, new float[64], 2, 32, negative, pool));
+            assertEquals("quantize: importance of column 4 is -1.0; importance weights must be finite and non-negative", imp.getMessage());
         }
     }
 }
