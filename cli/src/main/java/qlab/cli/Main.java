@@ -19,6 +19,7 @@ import qlab.engine.QlabException;
                 PplCommand.class,
                 KlCommand.class,
                 CalibrateCommand.class,
+                QuantizeCommand.class,
                 TokenizeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
