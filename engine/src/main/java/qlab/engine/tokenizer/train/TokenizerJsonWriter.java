@@ -132,7 +132,7 @@ public final class TokenizerJsonWriter {
             g.writeEndObject();
             g.writeArrayFieldStart("additional_special_tokens");
             for (String special : bpe.specialTokens()) {
-                if (!special.equals(eosToken) && !special.equals(padToken)) {
+                if (!special.equals(padToken)) { // as Qwen2.5 lists them: all but the padding token
                     g.writeString(special);
                 }
             }

@@ -46,6 +46,9 @@ final class TestCorpus {
             + "即求品士转量空甚众技轻程告江语英基派满式李息写呢识极令黄德收脸钱党倒未持取设始版双历越史商千片容研像找友孩站"
             + "广改议形委早房音火际则首单据导影失拿网香似斯专石若兵弟谁校读志飞观争究包组造落视济喜离虽坏兴奇";
 
+    private static final String[] SYLLABLES = ("ka to ri mi sa ne lo vu pe ra in on an el ar or ul is et ba de fi go "
+            + "hu ja ke li mo nu pi qu se ti vo wa xe yo ze str thr pl gr tr br cl sh ch ph").split(" ");
+
     private static final String[] PUNCTUATION = {".", ".", ".", ",", ",", ";", "?", "!", ":"};
 
     private TestCorpus() {}
@@ -75,7 +78,7 @@ final class TestCorpus {
             }
             int words = 4 + r.nextInt(14);
             for (int w = 0; w < words; w++) {
-                String word = ENGLISH[skewed(r, ENGLISH.length)];
+                String word = r.nextInt(4) == 0 ? inventedWord(r) : ENGLISH[skewed(r, ENGLISH.length)];
                 if (w == 0) {
                     word = Character.toUpperCase(word.charAt(0)) + word.substring(1);
                 } else {
@@ -99,7 +102,7 @@ final class TestCorpus {
         int depth = 0;
         for (int l = 0; l < lines; l++) {
             sb.append("    ".repeat(depth));
-            String a = CODE_WORDS[r.nextInt(CODE_WORDS.length)];
+            String a = r.nextInt(3) == 0 ? identifier(r) : CODE_WORDS[r.nextInt(CODE_WORDS.length)];
             String b = CODE_WORDS[r.nextInt(CODE_WORDS.length)];
             String c = CODE_WORDS[r.nextInt(CODE_WORDS.length)];
             switch (r.nextInt(6)) {
@@ -129,6 +132,27 @@ final class TestCorpus {
                 }
                 sb.append(c + 1 < clauses ? "，" : "。");
             }
+        }
+        return sb.toString();
+    }
+
+    /** A made-up word from a skewed choice of syllables, so the vocabulary keeps growing like real text. */
+    static String inventedWord(Random r) {
+        StringBuilder sb = new StringBuilder();
+        int n = 1 + r.nextInt(5);
+        for (int i = 0; i < n; i++) {
+            sb.append(SYLLABLES[r.nextInt(SYLLABLES.length)]);
+        }
+        return sb.toString();
+    }
+
+    /** A camelCase identifier of two or three parts. */
+    static String identifier(Random r) {
+        StringBuilder sb = new StringBuilder(CODE_WORDS[r.nextInt(CODE_WORDS.length)]);
+        int n = 1 + r.nextInt(2);
+        for (int i = 0; i < n; i++) {
+            String part = r.nextBoolean() ? CODE_WORDS[r.nextInt(CODE_WORDS.length)] : inventedWord(r);
+            sb.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
         }
         return sb.toString();
     }
