@@ -5,21 +5,28 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
-import qlab.engine.model.Greedy;
 import qlab.engine.model.KvCache;
 import qlab.engine.model.Model;
 import qlab.engine.model.Transformer;
+import qlab.engine.sampling.Generation;
+import qlab.engine.sampling.Sampler;
+import qlab.engine.sampling.SamplingConfig;
+import qlab.engine.tokenizer.StreamingDecoder;
+import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "generate", mixinStandardHelpOptions = true,
-        description = "Continue a prompt greedily and print the new tokens.")
+        description = "Continue a prompt (text or token ids): greedy by default, sampled with --temperature.")
 final class GenerateCommand implements Callable<Integer> {
 
     @Spec
@@ -28,54 +35,83 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, description = "Model directory or quantized file.")
     Path model;
 
-    @Option(names = "--ids", required = true, description = "Prompt token ids, e.g. 1,2,3.")
-    String ids;
+    static final class Prompt {
+        @Option(names = "--ids", description = "Prompt token ids, e.g. 1,2,3 (prints ids).")
+        String ids;
 
-    @Option(names = "--max-tokens", defaultValue = "32", description = "New tokens to generate (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--prompt", description = "Prompt text, tokenized with the model's tokenizer.json (prints text).")
+        String text;
+    }
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Prompt prompt;
+
+    @Option(names = "--max-tokens", defaultValue = "32", description = "New tokens at most (default: ${DEFAULT-VALUE}).")
     int maxTokens;
+
+    @Option(names = "--ignore-eos", description = "Do not stop at the end-of-text / end-of-turn tokens.")
+    boolean ignoreEos;
 
     @Option(names = "--json", description = "Print one JSON object on stdout and nothing else.")
     boolean json;
+
+    @Mixin
+    SamplingFlags sampling;
 
     @Mixin
     ThreadsOption threads;
 
     @Override
     public Integer call() {
-        int[] prompt = IdList.parse("--ids", ids);
         if (maxTokens < 1) {
             throw new QlabException("--max-tokens must be at least 1, got " + maxTokens);
         }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Optional<Tokenizer> tokenizer = prompt.text != null ? Optional.of(TextTokens.require(model)) : TextTokens.forModel(model);
+        int[] ids = prompt.text != null ? tokenizer.get().encode(prompt.text) : IdList.parse("--ids", prompt.ids);
+        if (ids.length == 0) {
+            throw new QlabException("--prompt: the text encodes to no tokens");
+        }
+        SamplingConfig config = sampling.resolve(model, err);
+        Set<Integer> stops = ignoreEos ? Set.of() : StopTokens.forModel(model, tokenizer);
         Model m = Models.open(model);
-        int vocab = m.config().vocabSize();
-        int[] out;
-        long t0;
-        long t1;
-        long t2;
+        boolean streamText = prompt.text != null && !json;
+        StreamingDecoder stream = tokenizer.map(t -> t.streamingDecoder(false)).orElse(null);
+        Generation.Result r;
         try (WorkerPool pool = threads.pool()) {
             Transformer tf = new Transformer(m, pool);
-            KvCache cache = tf.newCache(prompt.length + maxTokens);
-            t0 = System.nanoTime();
-            float[] logits = tf.forward(prompt, cache, false);
-            t1 = System.nanoTime();
-            out = Greedy.continueGreedy(tf, cache, logits, vocab, maxTokens);
-            t2 = System.nanoTime();
+            KvCache cache = tf.newCache(ids.length + maxTokens);
+            r = Generation.run(tf, cache, new int[0], ids, new Sampler(config), maxTokens, stops::contains, id -> {
+                if (streamText && !stops.contains(id)) {
+                    out.print(stream.accept(id));
+                    out.flush();
+                }
+            }, false);
         }
-        PrintWriter w = spec.commandLine().getOut();
-        double decodeTps = maxTokens > 1 ? (maxTokens - 1) * 1e9 / (t2 - t1) : Double.NaN;
+        int[] gen = r.stopped() ? Arrays.copyOf(r.ids(), r.ids().length - 1) : r.ids();
         if (json) {
-            Map<String, Object> r = new LinkedHashMap<>();
-            r.put("ids", out);
-            r.put("prompt_ids", prompt);
-            r.put("prefill_ms", (t1 - t0) / 1e6);
-            r.put("decode_tps", Double.isNaN(decodeTps) ? null : decodeTps);
-            r.put("threads", threads.count());
-            JsonOutput.print(w, r);
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("ids", gen);
+            j.put("text", tokenizer.map(t -> t.decode(gen)).orElse(null));
+            j.put("stop_id", r.stopped() ? r.ids()[r.ids().length - 1] : null);
+            j.put("prompt_ids", ids);
+            j.put("sampling", config.describe());
+            j.put("seed", config.seed());
+            j.put("prefill_ms", r.prefillSeconds() * 1e3);
+            j.put("decode_tps", Double.isNaN(r.decodeTps()) ? null : r.decodeTps());
+            j.put("threads", threads.count());
+            JsonOutput.print(out, j);
         } else {
-            w.println(String.join(" ", Arrays.stream(out).mapToObj(Integer::toString).toList()));
-            w.flush();
-            spec.commandLine().getErr().printf("prompt %d tokens in %.1f ms; %d new tokens%s%n", prompt.length,
-                    (t1 - t0) / 1e6, maxTokens, Double.isNaN(decodeTps) ? "" : String.format(" at %.1f tok/s", decodeTps));
+            if (streamText) {
+                out.println(stream.finish());
+            } else {
+                out.println(String.join(" ", Arrays.stream(gen).mapToObj(Integer::toString).toList()));
+            }
+            out.flush();
+            err.printf("prompt %d tokens in %.1f ms; %d new tokens%s%s; %s%n", ids.length, r.prefillSeconds() * 1e3, gen.length,
+                    Double.isNaN(r.decodeTps()) ? "" : String.format(" at %.1f tok/s", r.decodeTps()),
+                    r.stopped() ? " (stopped at token " + r.ids()[r.ids().length - 1] + ")" : "", config.describe());
         }
         return 0;
     }

@@ -16,6 +16,7 @@ import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
 import qlab.engine.safetensors.Checkpoint;
 import qlab.engine.safetensors.TensorInfo;
+import qlab.quant.checkpoint.QuantizedCheckpoint;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true,
         description = "Check a model against its config and print parameters, tensors, bytes and dtypes.")
@@ -32,6 +33,9 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (java.nio.file.Files.isRegularFile(model) && QuantizedCheckpoint.isQuantized(model)) {
+            return inspectQuantized();
+        }
         ModelConfig config = ModelConfig.read(model);
         Checkpoint ckpt = Checkpoint.open(model);
         List<String> problems = ModelManifest.of(config).problems(Model.shapes(ckpt));
@@ -80,6 +84,63 @@ final class InspectCommand implements Callable<Integer> {
                     + " tensor problem(s): " + String.join("; ", problems));
             return 1;
         }
+        return 0;
+    }
+
+    /** A quantized checkpoint: bits per weight per tensor and in total, and where it came from. */
+    private int inspectQuantized() {
+        Model m = QuantizedCheckpoint.load(model);
+        var entries = QuantizedCheckpoint.entries(m);
+        Map<String, String> provenance = QuantizedCheckpoint.provenance(model);
+        long fileBytes;
+        try {
+            fileBytes = java.nio.file.Files.size(model);
+        } catch (java.io.IOException e) {
+            throw new qlab.engine.QlabException(model + ": cannot stat: " + e.getMessage());
+        }
+        long params = m.config().parameterCount();
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("model", model.toString());
+            j.put("quantized", true);
+            j.put("parameters", params);
+            j.put("tensors", entries.size() + 1 + 5 * m.config().numLayers());
+            j.put("bytes", fileBytes);
+            j.put("matrix_bytes", QuantizedCheckpoint.matrixBytes(entries));
+            j.put("bits_per_weight", QuantizedCheckpoint.bitsPerWeight(entries));
+            j.put("bits_per_parameter", fileBytes * 8.0 / params);
+            j.put("provenance", provenance);
+            java.util.List<Map<String, Object>> rows = new java.util.ArrayList<>();
+            for (var e : entries) {
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("name", e.name());
+                r.put("format", e.format());
+                r.put("group", e.group());
+                r.put("shape", new int[] {e.rows(), e.cols()});
+                r.put("bytes", e.bytes());
+                r.put("bits_per_weight", e.bitsPerWeight());
+                r.put("padded", e.padded());
+                rows.add(r);
+            }
+            j.put("matrices", rows);
+            j.put("config", m.config().describe());
+            JsonOutput.print(out, j);
+        } else {
+            out.printf("model:      %s (qlab quantized checkpoint)%n", model);
+            provenance.forEach((k, v) -> out.printf("  %-12s %s%n", k + ":", v));
+            out.printf("%-48s %-10s %6s %16s %12s %8s%n", "matrix", "format", "group", "shape", "bytes", "bpw");
+            for (var e : entries) {
+                out.printf("%-48s %-10s %6d %16s %,12d %8.3f%s%n", e.name(), e.format(), e.group(),
+                        "[" + e.rows() + ", " + e.cols() + "]", e.bytes(), e.bitsPerWeight(), e.padded() ? "  (last block padded)" : "");
+            }
+            out.printf("parameters: %,d%n", params);
+            out.printf("matrices:   %,d bytes, %.3f bits per weight%n", QuantizedCheckpoint.matrixBytes(entries),
+                    QuantizedCheckpoint.bitsPerWeight(entries));
+            out.printf("file:       %,d bytes, %.3f bits per parameter (norms, biases and alignment included)%n", fileBytes,
+                    fileBytes * 8.0 / params);
+        }
+        out.flush();
         return 0;
     }
 }

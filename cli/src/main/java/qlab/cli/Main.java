@@ -13,10 +13,14 @@ import qlab.engine.QlabException;
                 InspectCommand.class,
                 LogitsCommand.class,
                 GenerateCommand.class,
+                ChatCommand.class,
                 BenchCommand.class,
                 BenchBatchCommand.class,
                 PplCommand.class,
                 KlCommand.class,
+                CalibrateCommand.class,
+                QuantizeCommand.class,
+                TokenizeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

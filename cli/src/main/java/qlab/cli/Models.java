@@ -1,14 +1,19 @@
 package qlab.cli;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import qlab.engine.model.Model;
+import qlab.quant.checkpoint.QuantizedCheckpoint;
 
-/** Opens whatever a --model argument names. */
+/** Opens whatever a --model argument names: a Hugging Face directory or a quantized checkpoint file. */
 final class Models {
 
     private Models() {}
 
     static Model open(Path path) {
+        if (Files.isRegularFile(path) && QuantizedCheckpoint.isQuantized(path)) {
+            return QuantizedCheckpoint.load(path);
+        }
         return Model.load(path);
     }
 }

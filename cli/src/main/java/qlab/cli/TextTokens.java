@@ -1,14 +1,39 @@
 package qlab.cli;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import qlab.engine.QlabException;
+import qlab.engine.tokenizer.Tokenizer;
 
-/** Text to token ids with the tokenizer that belongs to a model. */
+/**
+ * The tokenizer that belongs to a model: tokenizer.json in the model directory, or beside a
+ * quantized model file.
+ */
 final class TextTokens {
+
+    private static final Map<Path, Tokenizer> LOADED = new ConcurrentHashMap<>();
 
     private TextTokens() {}
 
+    static Optional<Path> locate(Path model) {
+        Path dir = Files.isDirectory(model) ? model : model.toAbsolutePath().getParent();
+        Path file = dir == null ? null : dir.resolve("tokenizer.json");
+        return file != null && Files.isRegularFile(file) ? Optional.of(file) : Optional.empty();
+    }
+
+    static Optional<Tokenizer> forModel(Path model) {
+        return locate(model).map(f -> LOADED.computeIfAbsent(f.toAbsolutePath(), Tokenizer::load));
+    }
+
+    static Tokenizer require(Path model) {
+        return forModel(model).orElseThrow(() -> new QlabException(model
+                + ": no tokenizer.json in the model directory (text needs one; use --ids FILE for token ids)"));
+    }
+
     static int[] encode(Path model, String text) {
-        throw new QlabException(model + ": --text needs the model's tokenizer.json; use --ids FILE");
+        return require(model).encode(text);
     }
 }

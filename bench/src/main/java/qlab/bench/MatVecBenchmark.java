@@ -1,0 +1,136 @@
+package qlab.bench;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import qlab.engine.util.WorkerPool;
+import qlab.quant.Formats;
+import qlab.quant.QuantFormat;
+import qlab.quant.QuantizedMatrix;
+
+/**
+ * Matrix × vector (one decode token) per format at the Qwen2.5-0.5B decode shapes.
+ *
+ * <ul>
+ *   <li>{@code cache=hot}: one matrix, multiplied again and again; small shapes then sit in L2/L3.</li>
+ *   <li>{@code cache=cold}: a ring of distinct copies totalling more than {@link #COLD_BYTES}, so each
+ *       product streams its weights from DRAM as in a real decode (the 480 MiB "L3" this machine
+ *       reports is shared with the host; 640 MiB of copies is beyond it).</li>
+ *   <li>{@code memory=native}: weights in an off-heap segment (as when memory-mapped);
+ *       {@code heap}: the same bytes in a {@code byte[]} viewed as a segment.</li>
+ * </ul>
+ *
+ * Score: products per second; the {@code bytes} counter is the bytes the kernels read per second
+ * (codes plus f32 scales), i.e. the effective bandwidth. Compare with {@link ReadBandwidthBenchmark}.
+ * Run e.g. {@code java -cp 'bench/target/qlab-bench.jar:bench/target/lib/*' org.openjdk.jmh.Main MatVecBenchmark}.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "-Xmx6g"})
+public class MatVecBenchmark {
+    static final long COLD_BYTES = 640L << 20;
+
+    @Param({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_8", "q4_8g64", "q2_8", "tq2_8", "b1_8", "q2_0", "tq2_0", "b1_0", "int8", "int4"})
+    public String format;
+
+    /** rows x cols: q/o, k/v, gate/up, down, LM head. */
+    @Param({"896x896", "128x896", "4864x896", "896x4864", "151936x896"})
+    public String shape;
+
+    @Param({"hot", "cold"})
+    public String cache;
+
+    @Param({"f32", "int8"})
+    public String activations;
+
+    @Param({"native"})
+    public String memory;
+
+    @Param({"1"})
+    public int threads;
+
+    private QuantizedMatrix[] ring;
+    private int next;
+    private float[] x;
+    private float[] y;
+    private WorkerPool pool;
+
+    /** Bytes read by the kernels, reported per second. */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.OPERATIONS)
+    public static class Traffic {
+        public long bytes;
+    }
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        String[] dims = shape.split("x");
+        int rows = Integer.parseInt(dims[0]);
+        int cols = Integer.parseInt(dims[1]);
+        QuantFormat f = Formats.byName(format);
+        pool = new WorkerPool(threads);
+        Random rnd = new Random(1);
+        float[] w = new float[rows * cols];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = (float) rnd.nextGaussian() * 0.02f;
+        }
+        QuantizedMatrix source;
+        try (WorkerPool quantizers = new WorkerPool(2)) {
+            source = QuantizedMatrix.quantize(f, w, rows, cols, null, quantizers);
+        }
+        long bytes = source.storageBytes();
+        int copies = cache.equals("hot") ? 1 : (int) Math.max(2, (COLD_BYTES + bytes - 1) / bytes);
+        boolean int8 = activations.equals("int8");
+        if (int8 && !f.isInteger()) {
+            throw new IllegalArgumentException(format + " has no int8-activation path; skip this combination");
+        }
+        ring = new QuantizedMatrix[copies];
+        Arena arena = Arena.ofAuto();
+        for (int i = 0; i < copies; i++) {
+            MemorySegment copy = memory.equals("heap")
+                    ? MemorySegment.ofArray(new byte[Math.toIntExact(bytes)])
+                    : arena.allocate(bytes, 64);
+            copy.copyFrom(source.data());
+            ring[i] = new QuantizedMatrix(f, copy, rows, cols, int8);
+        }
+        x = new float[cols];
+        for (int i = 0; i < cols; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        y = new float[rows];
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        pool.close();
+    }
+
+    @Benchmark
+    public float matVec(Traffic traffic) {
+        QuantizedMatrix m = ring[next];
+        next = next + 1 == ring.length ? 0 : next + 1;
+        Object prepared = m.prepare(x, 1);
+        float[] out = y;
+        pool.forRange(m.rows(), 16, (start, end) -> m.matmul(x, prepared, 1, out, m.rows(), 0, start, end));
+        traffic.bytes += m.byteSize();
+        return out[0];
+    }
+}

@@ -1,0 +1,144 @@
+package qlab.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import qlab.engine.QlabException;
+import qlab.engine.model.Model;
+import qlab.engine.model.ModelHash;
+import qlab.engine.util.WorkerPool;
+import qlab.quant.checkpoint.QuantPlan;
+import qlab.quant.checkpoint.QuantizedCheckpoint;
+import qlab.quant.imatrix.ImportanceMatrix;
+
+@Command(name = "quantize", mixinStandardHelpOptions = true,
+        description = {"Quantize a model's weight matrices into one memory-mappable checkpoint (safetensors container).",
+            "Norms and biases stay f32. Per-role overrides give mixes, e.g. --format q4_8 --attn q8_0 --emb q8_0."})
+final class QuantizeCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--model", required = true, description = "The original (f32/f16/bf16) model directory.")
+    Path model;
+
+    @Option(names = "--format", required = true,
+            description = "Format, or a mix: q4_8, q4_0/g64, q4_8+attn=q8_0+emb=q8_0. Formats: ${COMPLETION-CANDIDATES}",
+            completionCandidates = FormatNames.class)
+    String format;
+
+    @Option(names = "--group", description = "Group size of the default format (32, 64, 128 where the format supports it).")
+    Integer group;
+
+    @Option(names = "--attn", description = "Format of q/k/v/o projections.")
+    String attn;
+
+    @Option(names = "--attn-qkv", description = "Format of q/k/v projections.")
+    String attnQkv;
+
+    @Option(names = "--attn-o", description = "Format of the attention output projection.")
+    String attnO;
+
+    @Option(names = "--mlp", description = "Format of gate/up/down projections.")
+    String mlp;
+
+    @Option(names = "--mlp-gate-up", description = "Format of gate and up projections.")
+    String mlpGateUp;
+
+    @Option(names = "--mlp-down", description = "Format of the down projection.")
+    String mlpDown;
+
+    @Option(names = "--emb", description = "Format of the token embedding (also the LM head when tied).")
+    String emb;
+
+    @Option(names = "--head", description = "Format of a separate (untied) LM head.")
+    String head;
+
+    @Option(names = "--imatrix", description = "Importance matrix from qlab calibrate: weighted scale search.")
+    Path imatrix;
+
+    @Option(names = "--out", required = true, description = "Output file (.safetensors).")
+    Path out;
+
+    @Mixin
+    ThreadsOption threads;
+
+    static final class FormatNames implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return qlab.quant.Formats.names().iterator();
+        }
+    }
+
+    @Override
+    public Integer call() {
+        QuantPlan plan = QuantPlan.parse(group == null ? format : format + "/g" + group);
+        String[][] roles = {{"attn", attn}, {"mlp", mlp}, {"attn-qkv", attnQkv}, {"attn-o", attnO},
+            {"mlp-gate-up", mlpGateUp}, {"mlp-down", mlpDown}, {"emb", emb}, {"head", head}};
+        for (String[] r : roles) {
+            if (r[1] != null) {
+                plan = plan.with(r[0], r[1]);
+            }
+        }
+        if (Files.isRegularFile(model) && QuantizedCheckpoint.isQuantized(model)) {
+            throw new QlabException(model + " is already quantized; quantize from the original model directory");
+        }
+        Model source = Model.load(model);
+        ImportanceMatrix im = null;
+        if (imatrix != null) {
+            im = ImportanceMatrix.load(imatrix);
+            im.checkAgainst(source.config(), imatrix);
+        }
+        long t0 = System.nanoTime();
+        Model q;
+        try (WorkerPool pool = threads.pool()) {
+            q = QuantizedCheckpoint.quantize(source, plan, im, pool);
+        }
+        Map<String, String> provenance = new LinkedHashMap<>();
+        provenance.put("source", model.toAbsolutePath().normalize().toString());
+        provenance.put("source_hash", ModelHash.of(model));
+        provenance.put("plan", plan.toString());
+        provenance.put("imatrix", imatrix == null ? "none" : ModelHash.of(imatrix));
+        QuantizedCheckpoint.write(q, provenance, out);
+        copyTokenizer();
+        List<QuantizedCheckpoint.TensorEntry> entries = QuantizedCheckpoint.entries(q);
+        PrintWriter err = spec.commandLine().getErr();
+        Map<String, Integer> byFormat = new TreeMap<>();
+        for (var e : entries) {
+            byFormat.merge(e.group() > 1 ? e.format() + "/g" + e.group() : e.format(), 1, Integer::sum);
+            if (e.padded()) {
+                err.printf("note: %s has rows of %d values, not a multiple of %s's block of %d: the last block is zero-padded%n",
+                        e.name(), e.cols(), e.format(), e.group());
+            }
+        }
+        err.printf("wrote %s: %s, %d matrices %s, %.3f bits per weight, %.1f MiB of matrices, in %.1f s%n", out, plan,
+                entries.size(), byFormat, QuantizedCheckpoint.bitsPerWeight(entries),
+                QuantizedCheckpoint.matrixBytes(entries) / 1048576.0, (System.nanoTime() - t0) / 1e9);
+        return 0;
+    }
+
+    /** Text commands on the quantized file look for tokenizer.json beside it. */
+    private void copyTokenizer() {
+        TextTokens.locate(model).ifPresent(t -> {
+            Path dir = out.toAbsolutePath().getParent();
+            Path dst = dir.resolve("tokenizer.json");
+            try {
+                if (!Files.exists(dst)) {
+                    Files.copy(t, dst);
+                }
+            } catch (java.io.IOException e) {
+                throw new QlabException(dst + ": cannot copy the tokenizer: " + e.getMessage());
+            }
+        });
+    }
+}

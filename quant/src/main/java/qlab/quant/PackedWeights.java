@@ -1,0 +1,113 @@
+package qlab.quant;
+
+import qlab.quant.kernel.Lanes;
+
+/**
+ * Stored rows as the kernels read them: the packed codes in their {@link java.lang.foreign.MemorySegment}
+ * plus, for block formats, every block's scale widened once to f32 (so the hot loop never converts
+ * an fp16 or multiplies two u8 scales). {@link #kernelBytes()} is what one pass over all rows reads;
+ * it differs from the storage size by the widened scales.
+ *
+ * <p>Kernels: {@code dot*} take f32 activations, {@code dotInt8*} take activations quantized by
+ * {@link Int8Activations} (integer formats only). Each has a scalar reference and a Vector API kernel
+ * ({@link Lanes#COUNT} float lanes: 16 with AVX-512, 8 with AVX2); the plain method picks the vector
+ * one unless {@code -Dqlab.vector=false} or the CPU has fewer than 8 float lanes. The batched kernels compute, for each of {@code tokens}
+ * activation rows, bitwise the same value as the single-row kernel of the same kind: they do the
+ * same operations per token in the same order, only reading each weight chunk once for up to four
+ * tokens. All kernels are thread-safe.
+ */
+public abstract class PackedWeights {
+
+    /** Vector kernels on unless {@code -Dqlab.vector=false} or the CPU has fewer than 8 float lanes. */
+    public static final boolean VECTOR_ENABLED =
+            Boolean.parseBoolean(System.getProperty("qlab.vector", "true")) && Lanes.SUPPORTED;
+
+    protected final int rows;
+    protected final int cols;
+
+    protected PackedWeights(int rows, int cols) {
+        this.rows = rows;
+        this.cols = cols;
+    }
+
+    public final int rows() {
+        return rows;
+    }
+
+    public final int cols() {
+        return cols;
+    }
+
+    /** Bytes read by one pass of the kernels over every row (codes plus f32 scales). */
+    public abstract long kernelBytes();
+
+    /** Row {@code row}, dequantized into dst[dstOffset .. dstOffset + cols). */
+    public abstract void dequantizeRow(int row, float[] dst, int dstOffset);
+
+    /** Scalar reference: W[row, :] · x[xOffset .. xOffset + cols). */
+    public abstract float dotScalar(int row, float[] x, int xOffset);
+
+    /** Vector API kernel for the same product. */
+    public abstract float dotVector(int row, float[] x, int xOffset);
+
+    /**
+     * Vector API batched kernel: y[yOffset + t * yStride] = W[row, :] · x[xOffset + t * cols ..]
+     * for t in [0, tokens); bitwise equal to {@link #dotVector} per token.
+     */
+    public abstract void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride);
+
+    public final float dot(int row, float[] x, int xOffset) {
+        return VECTOR_ENABLED ? dotVector(row, x, xOffset) : dotScalar(row, x, xOffset);
+    }
+
+    /** Batched product; bitwise equal per token to {@link #dot}. */
+    public final void dotBatch(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride) {
+        if (VECTOR_ENABLED) {
+            dotBatchVector(row, x, xOffset, tokens, y, yOffset, yStride);
+        } else {
+            for (int t = 0; t < tokens; t++) {
+                y[yOffset + t * yStride] = dotScalar(row, x, xOffset + t * cols);
+            }
+        }
+    }
+
+    /** True for integer formats, which also have the int8-activation kernels. */
+    public boolean hasInt8Path() {
+        return false;
+    }
+
+    /** Values per activation scale for the int8 path (the weights' scale block); 0 without one. */
+    public int activationBlock() {
+        return 0;
+    }
+
+    /** Scalar reference of the int8-activation product with token {@code token} of {@code a}. */
+    public float dotInt8Scalar(int row, Int8Activations a, int token) {
+        throw new UnsupportedOperationException("no int8-activation kernel for " + getClass().getSimpleName());
+    }
+
+    /** Vector API kernel of the int8-activation product. */
+    public float dotInt8Vector(int row, Int8Activations a, int token) {
+        throw new UnsupportedOperationException("no int8-activation kernel for " + getClass().getSimpleName());
+    }
+
+    /** Batched int8-activation kernel over every token of {@code a}; bitwise equal to {@link #dotInt8Vector}. */
+    public void dotInt8BatchVector(int row, Int8Activations a, float[] y, int yOffset, int yStride) {
+        throw new UnsupportedOperationException("no int8-activation kernel for " + getClass().getSimpleName());
+    }
+
+    public final float dotInt8(int row, Int8Activations a, int token) {
+        return VECTOR_ENABLED ? dotInt8Vector(row, a, token) : dotInt8Scalar(row, a, token);
+    }
+
+    /** Batched int8-activation product; bitwise equal per token to {@link #dotInt8}. */
+    public final void dotInt8Batch(int row, Int8Activations a, float[] y, int yOffset, int yStride) {
+        if (VECTOR_ENABLED) {
+            dotInt8BatchVector(row, a, y, yOffset, yStride);
+        } else {
+            for (int t = 0; t < a.tokens(); t++) {
+                y[yOffset + t * yStride] = dotInt8Scalar(row, a, t);
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package qlab.quant;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import qlab.engine.QlabException;
+import qlab.engine.tensor.Matrix;
+import qlab.engine.util.WorkerPool;
+
+/**
+ * A weight matrix [rows, cols] in any registered format, multiplied by its format's kernels.
+ * Decode (tokens == 1) uses the single-row kernel, prefill and batched decode the batched one.
+ *
+ * <p>Activations: integer formats can take them as f32 or quantized to int8 once per product in
+ * {@link #prepare}. The default is f32 (set {@code -Dqlab.quant.activations=int8} to change it):
+ * the int8 path measured slower or equal (4864×896, one thread, AVX2, busy machine: q8_0 1.12 vs
+ * 1.44 ms, q4_0 1.66 vs 2.39, q2_8 1.58 vs 1.68, q4_8 1.07 vs 1.11), because the Vector API has
+ * no int8 dot-product instruction and widening multiplies cost more than converting codes to float.
+ *
+ * <p>Weights live in a {@link MemorySegment}: off-heap (or memory-mapped) segments, not
+ * {@code byte[]}-backed ones, because f32 vector loads from a heap byte array measured ~15× slower.
+ */
+public final class QuantizedMatrix implements Matrix {
+    public static final String ACTIVATIONS_PROPERTY = "qlab.quant.activations";
+
+    private final QuantFormat format;
+    private final MemorySegment data;
+    private final PackedWeights weights;
+    private final boolean int8Activations;
+
+    /** Over stored rows in {@code data} (e.g. a memory-mapped file slice), activation path from the property. */
+    public QuantizedMatrix(QuantFormat format, MemorySegment data, int rows, int cols) {
+        this(format, data, rows, cols, defaultInt8Activations());
+    }
+
+    /**
+     * @param int8Activations use the int8-activation kernels (ignored for float formats)
+     */
+    public QuantizedMatrix(QuantFormat format, MemorySegment data, int rows, int cols, boolean int8Activations) {
+        if (rows <= 0 || cols <= 0) {
+            throw new QlabException("quantized matrix: shape [" + rows + ", " + cols + "] must be positive");
+        }
+        long need = rows * format.bytesPerRow(cols);
+        if (data.byteSize() < need) {
+            throw new QlabException("quantized matrix: data holds " + data.byteSize() + " bytes, " + format.label()
+                    + " [" + rows + ", " + cols + "] needs " + need);
+        }
+        this.format = format;
+        this.data = data.asSlice(0, need);
+        this.weights = format.pack(this.data, rows, cols);
+        this.int8Activations = int8Activations && weights.hasInt8Path();
+    }
+
+    private static boolean defaultInt8Activations() {
+        String v = System.getProperty(ACTIVATIONS_PROPERTY, "f32");
+        return switch (v) {
+            case "f32" -> false;
+            case "int8" -> true;
+            default -> throw new QlabException("system property " + ACTIVATIONS_PROPERTY + " is \"" + v
+                    + "\"; valid values: f32, int8");
+        };
+    }
+
+    /**
+     * Quantizes row-major f32 weights [rows, cols] into {@code format}, rows in parallel on the pool.
+     *
+     * @param importance per input channel weights float[cols] for the importance-weighted quantizer, or null
+     */
+    public static QuantizedMatrix quantize(QuantFormat format, float[] weights, int rows, int cols, float[] importance,
+                                           WorkerPool pool) {
+        if ((long) rows * cols != weights.length) {
+            throw new QlabException("quantize: " + weights.length + " weights do not make a [" + rows + ", " + cols + "] matrix");
+        }
+        if (importance != null && importance.length != cols) {
+            throw new QlabException("quantize: importance has " + importance.length + " entries, the matrix has " + cols + " columns");
+        }
+        if (importance != null) {
+            for (int j = 0; j < cols; j++) {
+                if (!(importance[j] >= 0) || Float.isInfinite(importance[j])) {
+                    throw new QlabException("quantize: importance of column " + j + " is " + importance[j]
+                            + "; importance weights must be finite and non-negative");
+                }
+            }
+        }
+        for (int i = 0; i < weights.length; i++) {
+            if (!Float.isFinite(weights[i])) {
+                throw new QlabException("quantize: weight [" + i / cols + ", " + i % cols + "] is " + weights[i]
+                        + "; only finite weights can be quantized");
+            }
+        }
+        long rowBytes = format.bytesPerRow(cols);
+        // Off-heap and 64-byte aligned, like a memory-mapped tensor; no 2 GiB array limit.
+        MemorySegment data = Arena.ofAuto().allocate(rows * rowBytes, 64);
+        pool.forRange(rows, 16, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                format.quantizeRow(weights, r * cols, cols, importance, data, r * rowBytes);
+            }
+        });
+        return new QuantizedMatrix(format, data, rows, cols);
+    }
+
+    public QuantFormat quantFormat() {
+        return format;
+    }
+
+    /** The kernels' view (codes in place, scales widened). */
+    public PackedWeights weights() {
+        return weights;
+    }
+
+    /** The stored rows. */
+    public MemorySegment data() {
+        return data;
+    }
+
+    public boolean usesInt8Activations() {
+        return int8Activations;
+    }
+
+    /** Storage bytes: rows × bytesPerRow, as in a quantized file. */
+    public long storageBytes() {
+        return data.byteSize();
+    }
+
+    @Override
+    public int rows() {
+        return weights.rows();
+    }
+
+    @Override
+    public int cols() {
+        return weights.cols();
+    }
+
+    /**
+     * Bytes one full product reads: the codes plus the f32-widened scales, which for block formats
+     * is a little more than {@link #storageBytes()} (e.g. q8_0: 9 bits per weight read, 8.5 stored).
+     */
+    @Override
+    public long byteSize() {
+        return weights.kernelBytes();
+    }
+
+    @Override
+    public String format() {
+        return format.label();
+    }
+
+    @Override
+    public Object prepare(float[] x, int tokens) {
+        return int8Activations ? Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock()) : null;
+    }
+
+    @Override
+    public void matmul(float[] x, Object prepared, int tokens, float[] y, int yStride, int yOffset, int rowStart, int rowEnd) {
+        if (int8Activations) {
+            Int8Activations a = (Int8Activations) prepared;
+            if (tokens == 1) {
+                for (int r = rowStart; r < rowEnd; r++) {
+                    y[yOffset + r] = weights.dotInt8(r, a, 0);
+                }
+            } else {
+                for (int r = rowStart; r < rowEnd; r++) {
+                    weights.dotInt8Batch(r, a, y, yOffset + r, yStride);
+                }
+            }
+        } else if (tokens == 1) {
+            for (int r = rowStart; r < rowEnd; r++) {
+                y[yOffset + r] = weights.dot(r, x, 0);
+            }
+        } else {
+            for (int r = rowStart; r < rowEnd; r++) {
+                weights.dotBatch(r, x, 0, tokens, y, yOffset + r, yStride);
+            }
+        }
+    }
+
+    @Override
+    public void copyRow(int row, float[] dst, int dstOffset) {
+        weights.dequantizeRow(row, dst, dstOffset);
+    }
+}

@@ -1,0 +1,145 @@
+package qlab.quant.checkpoint;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+import qlab.engine.QlabException;
+import qlab.engine.model.ModelManifest;
+import qlab.quant.Formats;
+import qlab.quant.QuantFormat;
+
+/**
+ * Which format each weight matrix gets: a default format and group size, and per-role overrides
+ * (per-tensor mixes such as "q4_8 with attention in q8_0").
+ *
+ * <p>Text form, used by the command line and sweep files: {@code q4_8}, {@code q4_0/g64},
+ * {@code q4_8+attn=q8_0+emb=q8_0}, {@code q2_8+mlp-down=q4_8g64+head=q8_0/g32}.
+ */
+public record QuantPlan(String format, int group, Map<Role, FormatChoice> overrides) {
+
+    /** A format at a group size (0 = the format's default group). */
+    public record FormatChoice(String format, int group) {
+        public QuantFormat resolve() {
+            return group == 0 ? Formats.byName(format) : Formats.byName(format, group);
+        }
+
+        @Override
+        public String toString() {
+            return group == 0 ? format : format + "/g" + group;
+        }
+
+        static FormatChoice parse(String text) {
+            String[] p = text.split("/g", 2);
+            int g = 0;
+            if (p.length == 2) {
+                try {
+                    g = Integer.parseInt(p[1]);
+                } catch (NumberFormatException e) {
+                    throw new QlabException("format \"" + text + "\": group \"" + p[1] + "\" is not a number");
+                }
+            }
+            FormatChoice c = new FormatChoice(p[0], g);
+            c.resolve(); // unknown names and unsupported groups fail here, naming them
+            return c;
+        }
+    }
+
+    /** Groups of matrices that can be given their own format. */
+    public enum Role {
+        ATTN_QKV("attn-qkv"), ATTN_O("attn-o"), MLP_GATE_UP("mlp-gate-up"), MLP_DOWN("mlp-down"), EMB("emb"), HEAD("head");
+
+        private final String id;
+
+        Role(String id) {
+            this.id = id;
+        }
+
+        public String id() {
+            return id;
+        }
+
+        /** The role of a weight matrix, by its Hugging Face name. */
+        public static Role of(String tensor) {
+            if (tensor.equals(ModelManifest.EMBED)) {
+                return EMB;
+            }
+            if (tensor.equals(ModelManifest.LM_HEAD)) {
+                return HEAD;
+            }
+            if (tensor.endsWith("q_proj.weight") || tensor.endsWith("k_proj.weight") || tensor.endsWith("v_proj.weight")) {
+                return ATTN_QKV;
+            }
+            if (tensor.endsWith("o_proj.weight")) {
+                return ATTN_O;
+            }
+            if (tensor.endsWith("gate_proj.weight") || tensor.endsWith("up_proj.weight")) {
+                return MLP_GATE_UP;
+            }
+            if (tensor.endsWith("down_proj.weight")) {
+                return MLP_DOWN;
+            }
+            throw new IllegalArgumentException("not a weight matrix: " + tensor);
+        }
+    }
+
+    /** Role names accepted in the text form, including the shorthands attn (qkv and o) and mlp (all three). */
+    private static Role[] roles(String id) {
+        return switch (id) {
+            case "attn" -> new Role[] {Role.ATTN_QKV, Role.ATTN_O};
+            case "mlp" -> new Role[] {Role.MLP_GATE_UP, Role.MLP_DOWN};
+            default -> {
+                for (Role r : Role.values()) {
+                    if (r.id.equals(id)) {
+                        yield new Role[] {r};
+                    }
+                }
+                throw new QlabException("unknown tensor role \"" + id + "\"; known: attn, mlp, "
+                        + Arrays.stream(Role.values()).map(Role::id).collect(Collectors.joining(", ")));
+            }
+        };
+    }
+
+    public static QuantPlan parse(String text) {
+        String[] parts = text.trim().split("\\+");
+        FormatChoice base = FormatChoice.parse(parts[0].trim());
+        Map<Role, FormatChoice> over = new LinkedHashMap<>();
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            if (kv.length != 2) {
+                throw new QlabException("format mix \"" + text + "\": \"" + parts[i] + "\" is not ROLE=FORMAT");
+            }
+            FormatChoice c = FormatChoice.parse(kv[1].trim());
+            for (Role r : roles(kv[0].trim())) {
+                over.put(r, c);
+            }
+        }
+        return new QuantPlan(base.format(), base.group(), over);
+    }
+
+    /** The plan with one role's override set (command-line flags such as --attn q8_0). */
+    public QuantPlan with(String roleId, String formatText) {
+        Map<Role, FormatChoice> over = new LinkedHashMap<>(overrides);
+        FormatChoice c = FormatChoice.parse(formatText);
+        for (Role r : roles(roleId)) {
+            over.put(r, c);
+        }
+        return new QuantPlan(format, group, over);
+    }
+
+    public FormatChoice choiceFor(String tensor) {
+        return overrides.getOrDefault(Role.of(tensor), new FormatChoice(format, group));
+    }
+
+    /** Canonical text form: parse(toString()) is this plan. */
+    @Override
+    public String toString() {
+        StringBuilder s = new StringBuilder(new FormatChoice(format, group).toString());
+        for (Role r : Role.values()) {
+            if (overrides.containsKey(r)) {
+                s.append('+').append(r.id()).append('=').append(overrides.get(r));
+            }
+        }
+        return s.toString();
+    }
+}

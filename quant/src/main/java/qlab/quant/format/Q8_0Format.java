@@ -1,0 +1,16 @@
+package qlab.quant.format;
+
+import qlab.quant.kernel.CodeGrid;
+
+/**
+ * q8_0: per group of g values (32, 64 or 128) an fp16 scale d = max|x| / 127 and g int8 codes.
+ * Row: fp16 d × ceil(cols/g) | int8 codes × cols rounded up to 32.
+ * At g = 32: (2 + 32) B / 32 weights = 8.5 bpw; g = 64: 8.25; g = 128: 8.125.
+ */
+public final class Q8_0Format extends BlockCodeFormat {
+    public static final int DEFAULT_GROUP = 32;
+
+    public Q8_0Format(int group) {
+        super("q8_0", group, DEFAULT_GROUP, CodeGrid.INT8, ScaleRule.MAX_ABS, new ScaleLayout.Fp16PerBlock(group));
+    }
+}

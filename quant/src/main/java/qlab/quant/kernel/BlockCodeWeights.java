@@ -1,0 +1,345 @@
+package qlab.quant.kernel;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import qlab.quant.Int8Activations;
+import qlab.quant.PackedWeights;
+
+/**
+ * Kernels for every integer block format: codes of {@link CodeGrid#bits} bits packed as
+ * {@link CodePacking} describes, read in place from the segment, and one f32 scale per block of
+ * {@code block} values (widened at load, so the hot loop reads only floats and code bytes).
+ *
+ * <p>Vector kernel, per chunk of {@link Lanes#COUNT} values (16 with AVX-512, 8 with AVX2): one
+ * load of that many code bytes (a full 16-byte unit holds 128/bits values), shift and mask to the
+ * codes and map them to levels in int lanes, convert to floats, one FMA into a per-block
+ * accumulator; per block one FMA by the block scale into the row accumulator. That follows the
+ * shape TOOLCHAIN.md measured fastest: same-lane-count widening casts, no convertShape parts,
+ * scales as floats in their own array, one accumulator chain. Values past the last full chunk
+ * (or in a partial code unit) are done by scalar code in both the single and batched kernels.
+ */
+public final class BlockCodeWeights extends PackedWeights {
+
+    private final MemorySegment data;
+    private final long rowBytes;
+    private final long codesOffset;
+    private final CodeGrid grid;
+    private final int bits;
+    private final int step;
+    private final int codeMask;
+    private final int levelOffset;
+    private final int unitShift;
+    private final int unitMask;
+    private final int block;
+    private final int blocksPerRow;
+    private final float[] scales; // [rows, blocksPerRow]
+    /** Values [0, vectorEnd) of a row are done a chunk at a time; the rest by scalar code. */
+    private final int vectorEnd;
+
+    /**
+     * @param data rows stored back to back, {@code rowBytes} each
+     * @param codesOffset where the codes start inside a row (after its stored scales)
+     * @param scales the effective f32 scale of every block, [rows, ceil(cols / block)]
+     */
+    public BlockCodeWeights(MemorySegment data, int rows, int cols, long rowBytes, long codesOffset,
+                            CodeGrid grid, int block, float[] scales) {
+        super(rows, cols);
+        if (block % 16 != 0) {
+            throw new IllegalArgumentException("block must be a multiple of 16, got " + block);
+        }
+        this.data = data;
+        this.rowBytes = rowBytes;
+        this.codesOffset = codesOffset;
+        this.grid = grid;
+        this.bits = grid.bits;
+        this.step = grid.step;
+        this.codeMask = (1 << grid.bits) - 1;
+        this.levelOffset = grid.offset;
+        int unit = CodePacking.unitValues(grid.bits);
+        this.unitShift = Integer.numberOfTrailingZeros(unit);
+        this.unitMask = unit - 1;
+        this.block = block;
+        this.blocksPerRow = (cols + block - 1) / block;
+        if (scales.length != rows * blocksPerRow) {
+            throw new IllegalArgumentException("expected " + rows * blocksPerRow + " scales, got " + scales.length);
+        }
+        this.scales = scales;
+        int fullUnitValues = CodePacking.paddedCols(cols) / unit * unit;
+        this.vectorEnd = Math.min(cols & -Lanes.COUNT, fullUnitValues);
+    }
+
+    @Override
+    public long kernelBytes() {
+        return rows * (CodePacking.codeBytes(cols, bits) + 4L * blocksPerRow);
+    }
+
+    @Override
+    public boolean hasInt8Path() {
+        return true;
+    }
+
+    @Override
+    public int activationBlock() {
+        return block;
+    }
+
+    private int level(long rowCodes, int j) {
+        return grid.levelOf(CodePacking.read(data, rowCodes, j, cols, bits));
+    }
+
+    /**
+     * Levels of the chunk starting at j (a multiple of the lane count below vectorEnd), one per
+     * int lane. The chunk's 16-value field of its unit starts at byte (j & 15): 0, or 8 for the
+     * second half of a field with 8 lanes. Bytes are widened to ints before the shift and mask:
+     * x86 has no byte shifts (they are emulated), int shifts are single instructions. The widening
+     * sign-extends, which leaves bits 0..7 (all the codes occupy) unchanged.
+     */
+    private IntVector levels(long rowCodes, int j) {
+        IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data,
+                rowCodes + ((long) (j >>> unitShift) << 4) + (j & 15), ByteOrder.LITTLE_ENDIAN).castShape(Lanes.INTS, 0);
+        if (bits == 8) {
+            return v;
+        }
+        v = v.lanewise(VectorOperators.LSHR, ((j & unitMask) >>> 4) * bits).and(codeMask);
+        if (step == 2) {
+            v = v.add(v);
+        }
+        return v.sub(levelOffset);
+    }
+
+    @Override
+    public void dequantizeRow(int row, float[] dst, int dstOffset) {
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        for (int j = 0; j < cols; j++) {
+            dst[dstOffset + j] = scales[s + j / block] * level(rowCodes, j);
+        }
+    }
+
+    // ---------------------------------------------------------------- f32 activations
+
+    @Override
+    public float dotScalar(int row, float[] x, int xOffset) {
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        float sum = 0;
+        for (int j = 0; j < cols; j++) {
+            sum += scales[s + j / block] * level(rowCodes, j) * x[xOffset + j];
+        }
+        return sum;
+    }
+
+    @Override
+    public float dotVector(int row, float[] x, int xOffset) {
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        int j = 0;
+        for (int b = 0; j < vectorEnd; b++) {
+            int end = Math.min(j + block, vectorEnd);
+            FloatVector partial = FloatVector.zero(Lanes.FLOATS);
+            for (; j < end; j += Lanes.COUNT) {
+                FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
+                partial = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), partial);
+            }
+            acc = partial.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + b]), acc);
+        }
+        float sum = Lanes.sumInOrder(acc);
+        for (; j < cols; j++) {
+            sum += scales[s + j / block] * level(rowCodes, j) * x[xOffset + j];
+        }
+        return sum;
+    }
+
+    @Override
+    public void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride) {
+        int t = 0;
+        for (; t + 4 <= tokens; t += 4) {
+            dot4(row, x, xOffset + t * cols, y, yOffset + t * yStride, yStride);
+        }
+        for (; t < tokens; t++) {
+            y[yOffset + t * yStride] = dotVector(row, x, xOffset + t * cols);
+        }
+    }
+
+    /** Four tokens per pass over the row; per token exactly the operations of {@link #dotVector}. */
+    private void dot4(int row, float[] x, int x0, float[] y, int y0, int yStride) {
+        int x1 = x0 + cols;
+        int x2 = x1 + cols;
+        int x3 = x2 + cols;
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        FloatVector acc0 = FloatVector.zero(Lanes.FLOATS);
+        FloatVector acc1 = acc0;
+        FloatVector acc2 = acc0;
+        FloatVector acc3 = acc0;
+        int j = 0;
+        for (int b = 0; j < vectorEnd; b++) {
+            int end = Math.min(j + block, vectorEnd);
+            FloatVector p0 = FloatVector.zero(Lanes.FLOATS);
+            FloatVector p1 = p0;
+            FloatVector p2 = p0;
+            FloatVector p3 = p0;
+            for (; j < end; j += Lanes.COUNT) {
+                FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
+                p0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), p0);
+                p1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), p1);
+                p2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), p2);
+                p3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), p3);
+            }
+            FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + b]);
+            acc0 = p0.fma(d, acc0);
+            acc1 = p1.fma(d, acc1);
+            acc2 = p2.fma(d, acc2);
+            acc3 = p3.fma(d, acc3);
+        }
+        float s0 = Lanes.sumInOrder(acc0);
+        float s1 = Lanes.sumInOrder(acc1);
+        float s2 = Lanes.sumInOrder(acc2);
+        float s3 = Lanes.sumInOrder(acc3);
+        for (; j < cols; j++) {
+            float w = scales[s + j / block] * level(rowCodes, j);
+            s0 += w * x[x0 + j];
+            s1 += w * x[x1 + j];
+            s2 += w * x[x2 + j];
+            s3 += w * x[x3 + j];
+        }
+        y[y0] = s0;
+        y[y0 + yStride] = s1;
+        y[y0 + 2 * yStride] = s2;
+        y[y0 + 3 * yStride] = s3;
+    }
+
+    // ---------------------------------------------------------------- int8 activations
+
+    private void checkActivations(Int8Activations a) {
+        if (a.cols() != cols || a.block() != block) {
+            throw new IllegalArgumentException("activations [" + a.cols() + " cols, block " + a.block()
+                    + "] do not match weights [" + cols + " cols, block " + block + "]");
+        }
+    }
+
+    @Override
+    public float dotInt8Scalar(int row, Int8Activations a, int token) {
+        checkActivations(a);
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        byte[] codes = a.codes();
+        float[] aScales = a.scales();
+        int xc = token * cols;
+        int xs = token * blocksPerRow;
+        float sum = 0;
+        for (int b = 0; b < blocksPerRow; b++) {
+            int isum = 0;
+            for (int j = b * block, end = Math.min(cols, j + block); j < end; j++) {
+                isum += level(rowCodes, j) * codes[xc + j];
+            }
+            sum += isum * (scales[s + b] * aScales[xs + b]);
+        }
+        return sum;
+    }
+
+    @Override
+    public float dotInt8Vector(int row, Int8Activations a, int token) {
+        checkActivations(a);
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        byte[] codes = a.codes();
+        float[] aScales = a.scales();
+        int xc = token * cols;
+        int xs = token * blocksPerRow;
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        int j = 0;
+        for (int b = 0; j < vectorEnd; b++) {
+            int end = Math.min(j + block, vectorEnd);
+            IntVector partial = IntVector.zero(Lanes.INTS);
+            for (; j < end; j += Lanes.COUNT) {
+                IntVector w = levels(rowCodes, j);
+                IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
+                partial = w.mul(q).add(partial);
+            }
+            FloatVector scale = FloatVector.broadcast(Lanes.FLOATS, scales[s + b] * aScales[xs + b]);
+            acc = ((FloatVector) partial.convert(VectorOperators.I2F, 0)).fma(scale, acc);
+        }
+        float sum = Lanes.sumInOrder(acc);
+        for (; j < cols; j++) {
+            int b = j / block;
+            sum += level(rowCodes, j) * codes[xc + j] * (scales[s + b] * aScales[xs + b]);
+        }
+        return sum;
+    }
+
+    @Override
+    public void dotInt8BatchVector(int row, Int8Activations a, float[] y, int yOffset, int yStride) {
+        checkActivations(a);
+        int tokens = a.tokens();
+        int t = 0;
+        for (; t + 4 <= tokens; t += 4) {
+            dotInt8x4(row, a, t, y, yOffset + t * yStride, yStride);
+        }
+        for (; t < tokens; t++) {
+            y[yOffset + t * yStride] = dotInt8Vector(row, a, t);
+        }
+    }
+
+    /** Tokens t0 .. t0 + 3 per pass; per token exactly the operations of {@link #dotInt8Vector}. */
+    private void dotInt8x4(int row, Int8Activations a, int t0, float[] y, int y0, int yStride) {
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        byte[] codes = a.codes();
+        float[] aScales = a.scales();
+        int c0 = t0 * cols;
+        int c1 = c0 + cols;
+        int c2 = c1 + cols;
+        int c3 = c2 + cols;
+        int s0 = t0 * blocksPerRow;
+        int s1 = s0 + blocksPerRow;
+        int s2 = s1 + blocksPerRow;
+        int s3 = s2 + blocksPerRow;
+        FloatVector acc0 = FloatVector.zero(Lanes.FLOATS);
+        FloatVector acc1 = acc0;
+        FloatVector acc2 = acc0;
+        FloatVector acc3 = acc0;
+        int j = 0;
+        for (int b = 0; j < vectorEnd; b++) {
+            int end = Math.min(j + block, vectorEnd);
+            IntVector p0 = IntVector.zero(Lanes.INTS);
+            IntVector p1 = p0;
+            IntVector p2 = p0;
+            IntVector p3 = p0;
+            for (; j < end; j += Lanes.COUNT) {
+                IntVector w = levels(rowCodes, j);
+                p0 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c0 + j).castShape(Lanes.INTS, 0)).add(p0);
+                p1 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c1 + j).castShape(Lanes.INTS, 0)).add(p1);
+                p2 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c2 + j).castShape(Lanes.INTS, 0)).add(p2);
+                p3 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c3 + j).castShape(Lanes.INTS, 0)).add(p3);
+            }
+            float d = scales[s + b];
+            acc0 = ((FloatVector) p0.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s0 + b]), acc0);
+            acc1 = ((FloatVector) p1.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s1 + b]), acc1);
+            acc2 = ((FloatVector) p2.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s2 + b]), acc2);
+            acc3 = ((FloatVector) p3.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s3 + b]), acc3);
+        }
+        float r0 = Lanes.sumInOrder(acc0);
+        float r1 = Lanes.sumInOrder(acc1);
+        float r2 = Lanes.sumInOrder(acc2);
+        float r3 = Lanes.sumInOrder(acc3);
+        for (; j < cols; j++) {
+            int b = j / block;
+            int w = level(rowCodes, j);
+            float d = scales[s + b];
+            r0 += w * codes[c0 + j] * (d * aScales[s0 + b]);
+            r1 += w * codes[c1 + j] * (d * aScales[s1 + b]);
+            r2 += w * codes[c2 + j] * (d * aScales[s2 + b]);
+            r3 += w * codes[c3 + j] * (d * aScales[s3 + b]);
+        }
+        y[y0] = r0;
+        y[y0 + yStride] = r1;
+        y[y0 + 2 * yStride] = r2;
+        y[y0 + 3 * yStride] = r3;
+    }
+}

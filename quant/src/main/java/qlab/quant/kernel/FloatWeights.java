@@ -1,0 +1,159 @@
+package qlab.quant.kernel;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import qlab.quant.PackedWeights;
+
+/** Kernels for unquantized rows: f32, f16 and bf16 elements read in place from the segment. */
+public final class FloatWeights extends PackedWeights {
+
+    /** Element type of a row. */
+    public enum Element {
+        F32(4), F16(2), BF16(2);
+
+        public final int bytes;
+
+        Element(int bytes) {
+            this.bytes = bytes;
+        }
+    }
+
+    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort I16_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final Element element;
+    private final MemorySegment data;
+    private final long rowBytes;
+    private final int vectorEnd;
+
+    public FloatWeights(Element element, MemorySegment data, int rows, int cols) {
+        super(rows, cols);
+        this.element = element;
+        this.data = data;
+        this.rowBytes = (long) cols * element.bytes;
+        this.vectorEnd = cols & -Lanes.COUNT;
+    }
+
+    /** Decodes one element the way the vector kernel does, bit for bit. */
+    public static float decode(Element element, MemorySegment data, long offset) {
+        return switch (element) {
+            case F32 -> data.get(F32_LE, offset);
+            case F16 -> Float.float16ToFloat(data.get(I16_LE, offset));
+            case BF16 -> Float.intBitsToFloat(data.get(I16_LE, offset) << 16);
+        };
+    }
+
+    @Override
+    public long kernelBytes() {
+        return rows * rowBytes;
+    }
+
+    private float element(long rowStart, int j) {
+        return decode(element, data, rowStart + (long) j * element.bytes);
+    }
+
+    /** One chunk of elements from j, widened to f32. */
+    private FloatVector load(long rowStart, int j) {
+        long at = rowStart + (long) j * element.bytes;
+        if (element == Element.F32) {
+            return FloatVector.fromMemorySegment(Lanes.FLOATS, data, at, ByteOrder.LITTLE_ENDIAN);
+        }
+        // castShape sign-extends each short; the shifts and masks below discard those bits.
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(Lanes.SHORTS, data, at, ByteOrder.LITTLE_ENDIAN)
+                .castShape(Lanes.INTS, 0);
+        if (element == Element.BF16) {
+            return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+        }
+        // f16: place exponent and mantissa in an f32 and multiply by 2^112 to rebias the exponent;
+        // exact for normals and subnormals alike. Inf/NaN (exponent 31) map to f32 exponent 255.
+        IntVector magnitude = h.and(0x7fff);
+        IntVector shifted = magnitude.lanewise(VectorOperators.LSHL, 13);
+        IntVector finite = shifted.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts();
+        VectorMask<Integer> special = magnitude.compare(VectorOperators.GE, 0x7c00);
+        IntVector bits = finite.blend(shifted.or(0x7f800000), special);
+        return bits.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
+    }
+
+
+    @Override
+    public void dequantizeRow(int row, float[] dst, int dstOffset) {
+        long rowStart = row * rowBytes;
+        for (int j = 0; j < cols; j++) {
+            dst[dstOffset + j] = element(rowStart, j);
+        }
+    }
+
+    @Override
+    public float dotScalar(int row, float[] x, int xOffset) {
+        long rowStart = row * rowBytes;
+        float sum = 0;
+        for (int j = 0; j < cols; j++) {
+            sum += element(rowStart, j) * x[xOffset + j];
+        }
+        return sum;
+    }
+
+    @Override
+    public float dotVector(int row, float[] x, int xOffset) {
+        long rowStart = row * rowBytes;
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        int j = 0;
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            acc = load(rowStart, j).fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), acc);
+        }
+        float sum = Lanes.sumInOrder(acc);
+        for (; j < cols; j++) {
+            sum += element(rowStart, j) * x[xOffset + j];
+        }
+        return sum;
+    }
+
+    @Override
+    public void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride) {
+        long rowStart = row * rowBytes;
+        int t = 0;
+        for (; t + 4 <= tokens; t += 4) {
+            int x0 = xOffset + t * cols;
+            int x1 = x0 + cols;
+            int x2 = x1 + cols;
+            int x3 = x2 + cols;
+            FloatVector a0 = FloatVector.zero(Lanes.FLOATS);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            int j = 0;
+            for (; j < vectorEnd; j += Lanes.COUNT) {
+                FloatVector w = load(rowStart, j);
+                a0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), a0);
+                a1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), a1);
+                a2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), a2);
+                a3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), a3);
+            }
+            float s0 = Lanes.sumInOrder(a0);
+            float s1 = Lanes.sumInOrder(a1);
+            float s2 = Lanes.sumInOrder(a2);
+            float s3 = Lanes.sumInOrder(a3);
+            for (; j < cols; j++) {
+                float w = element(rowStart, j);
+                s0 += w * x[x0 + j];
+                s1 += w * x[x1 + j];
+                s2 += w * x[x2 + j];
+                s3 += w * x[x3 + j];
+            }
+            int y0 = yOffset + t * yStride;
+            y[y0] = s0;
+            y[y0 + yStride] = s1;
+            y[y0 + 2 * yStride] = s2;
+            y[y0 + 3 * yStride] = s3;
+        }
+        for (; t < tokens; t++) {
+            y[yOffset + t * yStride] = dotVector(row, x, xOffset + t * cols);
+        }
+    }
+}

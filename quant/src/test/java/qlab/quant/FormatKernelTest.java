@@ -1,0 +1,123 @@
+package qlab.quant;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every kernel of every registered format (at every group size) against dequantize-then-dot in
+ * double, on Gaussian and adversarial rows, odd widths, unaligned weight data and activation offsets.
+ *
+ * <p>Tolerance: every kernel computes the same n products (weight × activation, the weight being
+ * scale × level) in float and differs from the reference only in rounding and association (FMA
+ * lanes, one scale multiply per block instead of per weight, lane sums, the double reference).
+ * Each such sum has |error| ≤ γ_{n+2} Σ|w_j x_j|, γ_k = k·u/(1 − k·u), u = 2^-24; we allow
+ * twice that, (n + 2)·2^-23 Σ|w_j x_j|, plus n·2^-147 for products and partial sums that fall in
+ * the subnormal range, where the relative bound does not hold. The int8 path multiplies each
+ * block's exact integer sum by (weight scale × activation scale); when that product is subnormal
+ * it carries an absolute error up to 2^-150, so there we add 2^-149 × Σ|level × code| ≤
+ * 2^-149 × 127 × Σ|code|.
+ */
+class FormatKernelTest {
+    private static final int[] WIDTHS = {1, 8, 17, 32, 33, 64, 127, 176, 896, 1023};
+    private static final int ROWS = 3;
+    private static final int TOKENS = 6; // one 4-token tile and a remainder of 2
+    private static final int X_OFFSET = 5;
+
+    static Stream<QuantFormat> formats() {
+        return Formats.allVariants().stream();
+    }
+
+    private static double tolerance(int n, double absSum) {
+        return (n + 2) * 0x1p-23 * absSum + n * 0x1p-147;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("formats")
+    void kernelsAgreeWithDequantizedDot(QuantFormat format) {
+        int checks = 0;
+        double worstRatio = 0;
+        for (int cols : WIDTHS) {
+            for (RowCases kind : RowCases.values()) {
+                float[][] rows = new float[ROWS][];
+                for (int r = 0; r < ROWS; r++) {
+                    rows[r] = kind.row(cols, 1000L * cols + 10L * kind.ordinal() + r);
+                }
+                MemorySegment data = RowCases.quantize(format, rows, cols, null, 3);
+                PackedWeights w = format.pack(data, ROWS, cols);
+
+                float[] xs = new float[X_OFFSET + TOKENS * cols + 7];
+                float[] g = RowCases.gaussian(xs.length, cols * 31L + kind.ordinal());
+                System.arraycopy(g, 0, xs, 0, xs.length);
+                Int8Activations a = w.hasInt8Path()
+                        ? Int8Activations.quantize(xs, X_OFFSET, cols, TOKENS, w.activationBlock()) : null;
+
+                float[] deq = new float[cols];
+                float[] packedDeq = new float[cols];
+                float[] aDeq = new float[cols];
+                for (int r = 0; r < ROWS; r++) {
+                    format.dequantizeRow(data, r * format.bytesPerRow(cols), cols, deq, 0);
+                    w.dequantizeRow(r, packedDeq, 0);
+                    assertArrayEquals(deq, packedDeq, format + ": packed dequantize differs from stored, width " + cols);
+
+                    float[] batch = new float[TOKENS * 2];
+                    w.dotBatchVector(r, xs, X_OFFSET, TOKENS, batch, 1, 2);
+                    float[] batchInt8 = new float[TOKENS * 2];
+                    if (a != null) {
+                        w.dotInt8BatchVector(r, a, batchInt8, 1, 2);
+                    }
+                    for (int t = 0; t < TOKENS; t++) {
+                        int xo = X_OFFSET + t * cols;
+                        double ref = 0;
+                        double abs = 0;
+                        for (int j = 0; j < cols; j++) {
+                            ref += (double) deq[j] * xs[xo + j];
+                            abs += Math.abs((double) deq[j] * xs[xo + j]);
+                        }
+                        double tol = tolerance(cols, abs);
+                        String where = format + " " + kind + " width " + cols + " row " + r + " token " + t;
+                        float scalar = w.dotScalar(r, xs, xo);
+                        float vector = w.dotVector(r, xs, xo);
+                        assertEquals(ref, scalar, tol, where + " scalar");
+                        assertEquals(ref, vector, tol, where + " vector");
+                        worstRatio = Math.max(worstRatio, Math.abs(vector - ref) / Math.max(tol, Double.MIN_VALUE));
+                        assertEquals(Float.floatToIntBits(vector), Float.floatToIntBits(batch[1 + 2 * t]),
+                                where + " batched must equal single-row bitwise");
+                        checks += 3;
+                        if (a == null) {
+                            continue;
+                        }
+                        a.dequantize(t, aDeq, 0);
+                        double refInt8 = 0;
+                        double absInt8 = 0;
+                        double activationBound = 0;
+                        double codeSum = 0;
+                        for (int j = 0; j < cols; j++) {
+                            refInt8 += (double) deq[j] * aDeq[j];
+                            absInt8 += Math.abs((double) deq[j] * aDeq[j]);
+                            // |x − x̂| ≤ half an activation step per value.
+                            activationBound += Math.abs((double) deq[j]) * a.scales()[t * a.blocksPerRow() + j / a.block()] / 2;
+                            codeSum += Math.abs(a.codes()[t * cols + j]);
+                        }
+                        double tolInt8 = tolerance(cols, absInt8) + 0x1p-149 * 127 * codeSum;
+                        float int8Scalar = w.dotInt8Scalar(r, a, t);
+                        float int8Vector = w.dotInt8Vector(r, a, t);
+                        assertEquals(refInt8, int8Scalar, tolInt8, where + " int8 scalar");
+                        assertEquals(refInt8, int8Vector, tolInt8, where + " int8 vector");
+                        assertEquals(ref, refInt8, activationBound + tol + tolInt8, where + " int8 path vs f32 activations");
+                        assertEquals(Float.floatToIntBits(int8Vector), Float.floatToIntBits(batchInt8[1 + 2 * t]),
+                                where + " int8 batched must equal single-row bitwise");
+                        checks += 4;
+                    }
+                }
+            }
+        }
+        assertTrue(checks > 0);
+        System.out.printf("%-12s %6d kernel checks, worst vector error %.3f of tolerance%n", format.label(), checks, worstRatio);
+    }
+}

@@ -1,0 +1,127 @@
+package qlab.quant;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import qlab.engine.QlabException;
+import qlab.engine.util.WorkerPool;
+
+class QuantizedMatrixTest {
+    private static final int ROWS = 67;
+    private static final int COLS = 176;
+
+    static Stream<QuantFormat> formats() {
+        return Formats.allVariants().stream();
+    }
+
+    /** y laid out as the forward pass does: [tokens, yStride] with this matrix's rows at yOffset. */
+    private static float[] run(QuantizedMatrix m, WorkerPool pool, float[] x, int tokens) {
+        int yStride = ROWS + 5;
+        int yOffset = 2;
+        float[] y = new float[tokens * yStride];
+        java.util.Arrays.fill(y, Float.NaN);
+        Object prepared = m.prepare(x, tokens);
+        pool.forRange(ROWS, 8, (start, end) -> m.matmul(x, prepared, tokens, y, yStride, yOffset, start, end));
+        for (int t = 0; t < tokens; t++) {
+            for (int i = 0; i < yStride; i++) {
+                boolean mine = i >= yOffset && i < yOffset + ROWS;
+                assertEquals(mine, !Float.isNaN(y[t * yStride + i]), "cell " + i + " of token " + t);
+            }
+        }
+        return y;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("formats")
+    void sameResultOnOneAndTwoThreads(QuantFormat format) {
+        float[] w = RowCases.gaussian(ROWS * COLS, 5);
+        try (WorkerPool one = new WorkerPool(1); WorkerPool two = new WorkerPool(2)) {
+            QuantizedMatrix a = QuantizedMatrix.quantize(format, w, ROWS, COLS, null, one);
+            QuantizedMatrix b = QuantizedMatrix.quantize(format, w, ROWS, COLS, null, two);
+            assertArrayEquals(a.data().toArray(ValueLayout.JAVA_BYTE), b.data().toArray(ValueLayout.JAVA_BYTE),
+                    "parallel quantization must be deterministic");
+            assertEquals(ROWS * format.bytesPerRow(COLS), a.storageBytes());
+            assertEquals(a.weights().kernelBytes(), a.byteSize());
+            assertEquals(format.label(), a.format());
+            for (boolean int8 : new boolean[] {false, true}) {
+                QuantizedMatrix m = new QuantizedMatrix(format, a.data(), ROWS, COLS, int8);
+                for (int tokens : new int[] {1, 5}) {
+                    float[] x = RowCases.gaussian(tokens * COLS, 77 + tokens);
+                    float[] y1 = run(m, one, x, tokens);
+                    float[] y2 = run(m, two, x, tokens);
+                    assertArrayEquals(y1, y2, format + " int8=" + int8 + " tokens=" + tokens);
+                    // Batched (tokens > 1) and single-row products agree bitwise token by token.
+                    if (tokens > 1) {
+                        for (int t = 0; t < tokens; t++) {
+                            float[] single = run(m, two, java.util.Arrays.copyOfRange(x, t * COLS, (t + 1) * COLS), 1);
+                            for (int r = 0; r < ROWS; r++) {
+                                assertEquals(Float.floatToIntBits(single[2 + r]), Float.floatToIntBits(y1[t * (ROWS + 5) + 2 + r]),
+                                        format + " int8=" + int8 + " token " + t + " row " + r);
+                            }
+                        }
+                    }
+                }
+            }
+            float[] row = new float[COLS + 3];
+            float[] expected = new float[COLS];
+            for (int r : new int[] {0, ROWS / 2, ROWS - 1}) {
+                a.copyRow(r, row, 3);
+                format.dequantizeRow(a.data(), r * format.bytesPerRow(COLS), COLS, expected, 0);
+                assertArrayEquals(expected, java.util.Arrays.copyOfRange(row, 3, COLS + 3));
+            }
+        }
+    }
+
+    @Test
+    void importanceReachesEveryRow() {
+        float[] w = RowCases.gaussian(ROWS * COLS, 9);
+        float[] importance = new float[COLS];
+        java.util.Arrays.fill(importance, 1f);
+        importance[3] = 1000f;
+        try (WorkerPool pool = new WorkerPool(2)) {
+            QuantFormat f = Formats.byName("q4_0");
+            QuantizedMatrix plain = QuantizedMatrix.quantize(f, w, ROWS, COLS, null, pool);
+            QuantizedMatrix weighted = QuantizedMatrix.quantize(f, w, ROWS, COLS, importance, pool);
+            float[] p = new float[COLS];
+            float[] q = new float[COLS];
+            double errPlain = 0;
+            double errWeighted = 0;
+            for (int r = 0; r < ROWS; r++) {
+                plain.copyRow(r, p, 0);
+                weighted.copyRow(r, q, 0);
+                errPlain += Math.pow(w[r * COLS + 3] - p[3], 2);
+                errWeighted += Math.pow(w[r * COLS + 3] - q[3], 2);
+            }
+            assertTrue(errWeighted < errPlain / 4, "channel 3 error " + errWeighted + " vs plain " + errPlain);
+        }
+    }
+
+    @Test
+    void badInputIsAOneLineQlabException() {
+        QuantFormat f = Formats.byName("q8_0");
+        MemorySegment small = Arena.ofAuto().allocate(10);
+        QlabException e = assertThrows(QlabException.class, () -> new QuantizedMatrix(f, small, 4, 32));
+        assertEquals("quantized matrix: data holds 10 bytes, q8_0 [4, 32] needs 136", e.getMessage());
+        try (WorkerPool pool = new WorkerPool(1)) {
+            float[] w = new float[64];
+            w[37] = Float.NaN;
+            QlabException nan = assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, w, 2, 32, null, pool));
+            assertEquals("quantize: weight [1, 5] is NaN; only finite weights can be quantized", nan.getMessage());
+            assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, new float[63], 2, 32, null, pool));
+            assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, new float[64], 2, 32, new float[31], pool));
+            float[] negative = new float[32];
+            negative[4] = -1f;
+            QlabException imp = assertThrows(QlabException.class, () -> QuantizedMatrix.quantize(f, new float[64], 2, 32, negative, pool));
+            assertEquals("quantize: importance of column 4 is -1.0; importance weights must be finite and non-negative", imp.getMessage());
+        }
+    }
+}
