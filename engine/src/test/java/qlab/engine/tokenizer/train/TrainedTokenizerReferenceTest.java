@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.tokenizer.Tokenizer;
 
 /**
  * Loads the tokenizer.json we write with the Hugging Face Rust tokenizers (through DJL), the
@@ -101,6 +102,22 @@ class TrainedTokenizerReferenceTest {
             tokens += ids.length;
         }
         assertTrue(tokens > 1000, "compared " + tokens + " tokens");
+    }
+
+    @Test
+    void qlabsOwnTokenizerReadsTheFileLikeTheRustLibrary() {
+        Tokenizer ours = Tokenizer.load(dir.resolve("tiny"));
+        assertEquals(bpe.size(), ours.vocabSize());
+        List<String> texts = new ArrayList<>(HELD_OUT);
+        texts.add("<|im_start|>user\nHi<|im_end|>\n<|endoftext|>");
+        texts.addAll(TestCorpus.documents(997, 4_000));
+        for (String text : texts) {
+            long[] expected = hf.encode(text, false, false).getIds();
+            int[] ids = ours.encode(text);
+            assertArrayEquals(expected, java.util.Arrays.stream(ids).asLongStream().toArray(), text);
+            assertEquals(hf.decode(expected, false), ours.decode(ids, false), text);
+            assertEquals(hf.decode(expected, true), ours.decode(ids, true), text);
+        }
     }
 
     @Test
