@@ -1,0 +1,130 @@
+package qlab.quant.checkpoint;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.QlabException;
+import qlab.engine.model.Model;
+import qlab.engine.model.ReferenceModel;
+import qlab.engine.model.Transformer;
+import qlab.engine.safetensors.SafetensorsFile;
+import qlab.engine.testing.Fixtures;
+import qlab.engine.testing.TestModels;
+import qlab.engine.util.WorkerPool;
+
+class QuantizedCheckpointTest {
+
+    @TempDir
+    static Path tmp;
+
+    static WorkerPool pool;
+
+    @BeforeAll
+    static void start() {
+        pool = new WorkerPool(2);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+    }
+
+    private static int[] ids(int n, int vocab) {
+        return new SplittableRandom(4).ints(n, 0, vocab).toArray();
+    }
+
+    @Test
+    void aWrittenAndMappedCheckpointGivesTheSameLogitsAsInMemory() {
+        // untied head, GQA group 3, widths 48/72 that are not multiples of 32 (padded last blocks)
+        Model f32 = TestModels.write(TestModels.untiedGroup3(), 3, tmp.resolve("src"));
+        for (String planText : new String[] {"q8_0", "q4_0/g64+attn=q8_0", "q4_8+emb=q8_0+head=q4_0/g32", "q2_8+mlp-down=q4_8g64", "b1_0/g32", "bf16"}) {
+            QuantPlan plan = QuantPlan.parse(planText);
+            Model mem = QuantizedCheckpoint.quantize(f32, plan, null, pool);
+            Path file = tmp.resolve(planText.replaceAll("[^a-z0-9_]", "-") + ".safetensors");
+            QuantizedCheckpoint.write(mem, Map.of("plan", plan.toString()), file);
+            Model mapped = QuantizedCheckpoint.load(file);
+            int[] x = ids(21, f32.config().vocabSize());
+            float[] a = new Transformer(mem, pool).forward(x, new qlab.engine.model.KvCache(mem.config(), 32), true);
+            float[] b = new Transformer(mapped, pool).forward(x, new qlab.engine.model.KvCache(mapped.config(), 32), true);
+            assertArrayEquals(a, b, planText);
+            // and the fast path on quantized weights agrees with the float64 reference on the same dequantized weights
+            double[][] ref = new ReferenceModel(mapped).logits(x);
+            int v = f32.config().vocabSize();
+            double worst = 0;
+            for (int t = 0; t < x.length; t++) {
+                for (int j = 0; j < v; j++) {
+                    worst = Math.max(worst, Math.abs(b[t * v + j] - ref[t][j]));
+                }
+            }
+            assertTrue(worst < 1e-3, planText + ": fast vs reference " + worst);
+            // 64-byte alignment of every matrix within the file
+            SafetensorsFile f = SafetensorsFile.open(file);
+            long dataStart = 8 + f.headerBytes();
+            assertEquals(0, dataStart % 64);
+            for (var e : QuantizedCheckpoint.entries(mapped)) {
+                assertEquals(0, (dataStart + f.info(e.name()).begin()) % 64, e.name());
+            }
+        }
+    }
+
+    @Test
+    void theFixtureModelsQuantizeDespiteOddWidths() {
+        // widths 64 and 176 (tiny-qwen2) and 32 (realvocab): 176 is not a multiple of 128
+        Model m = Model.load(Fixtures.oracle().resolve("tiny-qwen2/bf16"));
+        for (String f : qlab.quant.Formats.names()) {
+            Model q = QuantizedCheckpoint.quantize(m, QuantPlan.parse(f), null, pool);
+            float[] logits = new Transformer(q, pool).forward(new int[] {1, 2, 3}, new qlab.engine.model.KvCache(q.config(), 4), true);
+            for (float l : logits) {
+                assertTrue(Float.isFinite(l), f);
+            }
+            boolean anyPadded = QuantizedCheckpoint.entries(q).stream().anyMatch(QuantizedCheckpoint.TensorEntry::padded);
+            assertEquals(q.config().intermediateSize() % Math.max(1, qlab.quant.Formats.byName(f).groupSize()) != 0
+                    && qlab.quant.Formats.byName(f).groupSize() > 1, anyPadded, f);
+        }
+    }
+
+    @Test
+    void plansParseAndPrintCanonically() {
+        QuantPlan p = QuantPlan.parse("q4_8+attn=q8_0+emb=q4_0/g64");
+        assertEquals("q4_8+attn-qkv=q8_0+attn-o=q8_0+emb=q4_0/g64", p.toString());
+        assertEquals(p, QuantPlan.parse(p.toString()));
+        assertEquals("q8_0", p.choiceFor("model.layers.3.self_attn.k_proj.weight").format());
+        assertEquals("q4_8", p.choiceFor("model.layers.3.mlp.down_proj.weight").format());
+        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q5_k")).getMessage().contains("unknown format \"q5_k\""));
+        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_8/g32")).getMessage().contains("group size 32"));
+        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_0+ffn=q8_0")).getMessage().contains("unknown tensor role \"ffn\""));
+        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_0+attn")).getMessage().contains("ROLE=FORMAT"));
+    }
+
+    @Test
+    void corruptOrTruncatedFilesAreClearErrors() throws IOException {
+        Model f32 = TestModels.write(TestModels.oneKvHead(), 5, tmp.resolve("src2"));
+        Path file = tmp.resolve("ok.safetensors");
+        QuantizedCheckpoint.write(QuantizedCheckpoint.quantize(f32, QuantPlan.parse("q4_0"), null, pool), Map.of(), file);
+        byte[] all = Files.readAllBytes(file);
+        Path cut = tmp.resolve("cut.safetensors");
+        Files.write(cut, java.util.Arrays.copyOf(all, all.length - 300));
+        String msg = assertThrows(QlabException.class, () -> QuantizedCheckpoint.load(cut)).getMessage();
+        assertTrue(msg.contains("cut.safetensors") && msg.contains("out of range"), msg);
+        // a metadata entry that names a format that does not exist
+        String text = new String(all, java.nio.charset.StandardCharsets.ISO_8859_1).replaceFirst("\\\\\"format\\\\\":\\\\\"q4_0\\\\\"", "\\\\\"format\\\\\":\\\\\"q4_x\\\\\"");
+        Path bad = tmp.resolve("bad.safetensors");
+        Files.write(bad, text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        msg = assertThrows(QlabException.class, () -> QuantizedCheckpoint.load(bad)).getMessage();
+        assertTrue(msg.contains("unknown format \"q4_x\"") && msg.contains("bad.safetensors"), msg);
+        // an ordinary model file is not a quantized checkpoint
+        msg = assertThrows(QlabException.class, () -> QuantizedCheckpoint.load(tmp.resolve("src2/model.safetensors"))).getMessage();
+        assertTrue(msg.contains("not a qlab quantized checkpoint"), msg);
+    }
+}
