@@ -11,10 +11,11 @@ import qlab.engine.util.WorkerPool;
  * Decode (tokens == 1) uses the single-row kernel, prefill and batched decode the batched one.
  *
  * <p>Activations: integer formats can take them as f32 or quantized to int8 once per product in
- * {@link #prepare}. The default is f32 (set {@code -Dqlab.quant.activations=int8} to change it):
- * the int8 path measured slower or equal (4864×896, one thread, AVX2, busy machine: q8_0 1.12 vs
- * 1.44 ms, q4_0 1.66 vs 2.39, q2_8 1.58 vs 1.68, q4_8 1.07 vs 1.11), because the Vector API has
- * no int8 dot-product instruction and widening multiplies cost more than converting codes to float.
+ * {@link #prepare}. The default is f32 (set {@code -Dqlab.quant.activations=int8} to change it).
+ * Measured (4864×896, one thread, best of 60, AVX2, machine shared with other jobs so ±20%):
+ * f32 vs int8 activations q8_0 0.92 vs 1.15 ms, q4_0 1.30 vs 1.20, q2_8 1.42 vs 1.30, b1_0 1.28
+ * vs 1.24. The Vector API has no int8 dot-product instruction, so the int8 path gains nothing for
+ * q8_0 and little elsewhere; MatVecBenchmark's {@code activations} parameter settles it on a quiet machine.
  *
  * <p>Weights live in a {@link MemorySegment}: off-heap (or memory-mapped) segments, not
  * {@code byte[]}-backed ones, because f32 vector loads from a heap byte array measured ~15× slower.

@@ -51,9 +51,11 @@ class FormatKernelTest {
                 MemorySegment data = RowCases.quantize(format, rows, cols, null, 3);
                 PackedWeights w = format.pack(data, ROWS, cols);
 
-                float[] xs = new float[X_OFFSET + TOKENS * cols + 7];
-                float[] g = RowCases.gaussian(xs.length, cols * 31L + kind.ordinal());
-                System.arraycopy(g, 0, xs, 0, xs.length);
+                // Token 0 is all zeros (an activation block scale of 0), token 1 has one huge
+                // activation, the rest are Gaussian.
+                float[] xs = RowCases.gaussian(X_OFFSET + TOKENS * cols + 7, cols * 31L + kind.ordinal());
+                java.util.Arrays.fill(xs, X_OFFSET, X_OFFSET + cols, 0f);
+                xs[X_OFFSET + cols + cols / 2] = 3e4f;
                 Int8Activations a = w.hasInt8Path()
                         ? Int8Activations.quantize(xs, X_OFFSET, cols, TOKENS, w.activationBlock()) : null;
 

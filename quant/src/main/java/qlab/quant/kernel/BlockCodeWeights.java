@@ -17,9 +17,11 @@ import qlab.quant.PackedWeights;
  * <p>Vector kernel, per chunk of {@link Lanes#COUNT} values (16 with AVX-512, 8 with AVX2): one
  * load of that many code bytes (a full 16-byte unit holds 128/bits values), shift and mask to the
  * codes and map them to levels in int lanes, convert to floats, one FMA into a per-block
- * accumulator; per block one FMA by the block scale into the row accumulator. That follows the
- * shape TOOLCHAIN.md measured fastest: same-lane-count widening casts, no convertShape parts,
- * scales as floats in their own array, one accumulator chain. Values past the last full chunk
+ * accumulator; at each block end (and at the end of the vector part) one FMA by the block scale
+ * into the row accumulator. That follows the shape TOOLCHAIN.md measured fastest: same-lane-count
+ * widening casts, no convertShape parts, scales as floats in their own array, one accumulator
+ * chain. One flat loop with a block-end test measured ~25% faster for 32-value blocks than a loop
+ * per block (C2 handles the 4-iteration inner loop badly); both give the same bits. Values past the last full chunk
  * (or in a partial code unit) are done by scalar code in both the single and batched kernels.
  */
 public final class BlockCodeWeights extends PackedWeights {
@@ -35,6 +37,7 @@ public final class BlockCodeWeights extends PackedWeights {
     private final int unitShift;
     private final int unitMask;
     private final int block;
+    private final int blockMask;
     private final int blocksPerRow;
     private final float[] scales; // [rows, blocksPerRow]
     /** Values [0, vectorEnd) of a row are done a chunk at a time; the rest by scalar code. */
@@ -48,8 +51,8 @@ public final class BlockCodeWeights extends PackedWeights {
     public BlockCodeWeights(MemorySegment data, int rows, int cols, long rowBytes, long codesOffset,
                             CodeGrid grid, int block, float[] scales) {
         super(rows, cols);
-        if (block % 16 != 0) {
-            throw new IllegalArgumentException("block must be a multiple of 16, got " + block);
+        if (block < 16 || Integer.bitCount(block) != 1) {
+            throw new IllegalArgumentException("block must be a power of two >= 16, got " + block);
         }
         this.data = data;
         this.rowBytes = rowBytes;
@@ -63,6 +66,7 @@ public final class BlockCodeWeights extends PackedWeights {
         this.unitShift = Integer.numberOfTrailingZeros(unit);
         this.unitMask = unit - 1;
         this.block = block;
+        this.blockMask = block - 1;
         this.blocksPerRow = (cols + block - 1) / block;
         if (scales.length != rows * blocksPerRow) {
             throw new IllegalArgumentException("expected " + rows * blocksPerRow + " scales, got " + scales.length);
@@ -138,15 +142,15 @@ public final class BlockCodeWeights extends PackedWeights {
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
         FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        FloatVector partial = FloatVector.zero(Lanes.FLOATS);
         int j = 0;
-        for (int b = 0; j < vectorEnd; b++) {
-            int end = Math.min(j + block, vectorEnd);
-            FloatVector partial = FloatVector.zero(Lanes.FLOATS);
-            for (; j < end; j += Lanes.COUNT) {
-                FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
-                partial = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), partial);
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
+            partial = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), partial);
+            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
+                acc = partial.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + j / block]), acc);
+                partial = FloatVector.zero(Lanes.FLOATS);
             }
-            acc = partial.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + b]), acc);
         }
         float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
@@ -177,25 +181,28 @@ public final class BlockCodeWeights extends PackedWeights {
         FloatVector acc1 = acc0;
         FloatVector acc2 = acc0;
         FloatVector acc3 = acc0;
+        FloatVector p0 = acc0;
+        FloatVector p1 = acc0;
+        FloatVector p2 = acc0;
+        FloatVector p3 = acc0;
         int j = 0;
-        for (int b = 0; j < vectorEnd; b++) {
-            int end = Math.min(j + block, vectorEnd);
-            FloatVector p0 = FloatVector.zero(Lanes.FLOATS);
-            FloatVector p1 = p0;
-            FloatVector p2 = p0;
-            FloatVector p3 = p0;
-            for (; j < end; j += Lanes.COUNT) {
-                FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
-                p0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), p0);
-                p1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), p1);
-                p2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), p2);
-                p3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), p3);
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
+            p0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), p0);
+            p1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), p1);
+            p2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), p2);
+            p3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), p3);
+            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
+                FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + j / block]);
+                acc0 = p0.fma(d, acc0);
+                acc1 = p1.fma(d, acc1);
+                acc2 = p2.fma(d, acc2);
+                acc3 = p3.fma(d, acc3);
+                p0 = FloatVector.zero(Lanes.FLOATS);
+                p1 = p0;
+                p2 = p0;
+                p3 = p0;
             }
-            FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + b]);
-            acc0 = p0.fma(d, acc0);
-            acc1 = p1.fma(d, acc1);
-            acc2 = p2.fma(d, acc2);
-            acc3 = p3.fma(d, acc3);
         }
         float s0 = Lanes.sumInOrder(acc0);
         float s1 = Lanes.sumInOrder(acc1);
@@ -253,17 +260,17 @@ public final class BlockCodeWeights extends PackedWeights {
         int xc = token * cols;
         int xs = token * blocksPerRow;
         FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        IntVector partial = IntVector.zero(Lanes.INTS);
         int j = 0;
-        for (int b = 0; j < vectorEnd; b++) {
-            int end = Math.min(j + block, vectorEnd);
-            IntVector partial = IntVector.zero(Lanes.INTS);
-            for (; j < end; j += Lanes.COUNT) {
-                IntVector w = levels(rowCodes, j);
-                IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
-                partial = w.mul(q).add(partial);
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
+            partial = levels(rowCodes, j).mul(q).add(partial);
+            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
+                int b = j / block;
+                FloatVector scale = FloatVector.broadcast(Lanes.FLOATS, scales[s + b] * aScales[xs + b]);
+                acc = ((FloatVector) partial.convert(VectorOperators.I2F, 0)).fma(scale, acc);
+                partial = IntVector.zero(Lanes.INTS);
             }
-            FloatVector scale = FloatVector.broadcast(Lanes.FLOATS, scales[s + b] * aScales[xs + b]);
-            acc = ((FloatVector) partial.convert(VectorOperators.I2F, 0)).fma(scale, acc);
         }
         float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
@@ -304,25 +311,29 @@ public final class BlockCodeWeights extends PackedWeights {
         FloatVector acc1 = acc0;
         FloatVector acc2 = acc0;
         FloatVector acc3 = acc0;
+        IntVector p0 = IntVector.zero(Lanes.INTS);
+        IntVector p1 = p0;
+        IntVector p2 = p0;
+        IntVector p3 = p0;
         int j = 0;
-        for (int b = 0; j < vectorEnd; b++) {
-            int end = Math.min(j + block, vectorEnd);
-            IntVector p0 = IntVector.zero(Lanes.INTS);
-            IntVector p1 = p0;
-            IntVector p2 = p0;
-            IntVector p3 = p0;
-            for (; j < end; j += Lanes.COUNT) {
-                IntVector w = levels(rowCodes, j);
-                p0 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c0 + j).castShape(Lanes.INTS, 0)).add(p0);
-                p1 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c1 + j).castShape(Lanes.INTS, 0)).add(p1);
-                p2 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c2 + j).castShape(Lanes.INTS, 0)).add(p2);
-                p3 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c3 + j).castShape(Lanes.INTS, 0)).add(p3);
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            IntVector w = levels(rowCodes, j);
+            p0 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c0 + j).castShape(Lanes.INTS, 0)).add(p0);
+            p1 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c1 + j).castShape(Lanes.INTS, 0)).add(p1);
+            p2 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c2 + j).castShape(Lanes.INTS, 0)).add(p2);
+            p3 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c3 + j).castShape(Lanes.INTS, 0)).add(p3);
+            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
+                int b = j / block;
+                float d = scales[s + b];
+                acc0 = ((FloatVector) p0.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s0 + b]), acc0);
+                acc1 = ((FloatVector) p1.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s1 + b]), acc1);
+                acc2 = ((FloatVector) p2.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s2 + b]), acc2);
+                acc3 = ((FloatVector) p3.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s3 + b]), acc3);
+                p0 = IntVector.zero(Lanes.INTS);
+                p1 = p0;
+                p2 = p0;
+                p3 = p0;
             }
-            float d = scales[s + b];
-            acc0 = ((FloatVector) p0.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s0 + b]), acc0);
-            acc1 = ((FloatVector) p1.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s1 + b]), acc1);
-            acc2 = ((FloatVector) p2.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s2 + b]), acc2);
-            acc3 = ((FloatVector) p3.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s3 + b]), acc3);
         }
         float r0 = Lanes.sumInOrder(acc0);
         float r1 = Lanes.sumInOrder(acc1);
