@@ -34,10 +34,21 @@ public final class SyntheticCheckpoint {
     private final ModelConfig config;
     private final long seed;
     private final int[] activationOutliers;
+    private final int usedVocab;
 
     public SyntheticCheckpoint(ModelConfig config, long seed) {
+        this(config, seed, config.vocabSize());
+    }
+
+    /**
+     * @param usedVocab ids at and above this have no token in the tokenizer that goes with the
+     *                  model; their embedding rows are scaled down (as a real model's untrained
+     *                  padding rows are small), so a tied head rarely predicts them
+     */
+    public SyntheticCheckpoint(ModelConfig config, long seed, int usedVocab) {
         this.config = config;
         this.seed = seed;
+        this.usedVocab = Math.min(usedVocab, config.vocabSize());
         SplittableRandom r = rng("activation-outliers", -1);
         int n = Math.max(1, config.hiddenSize() / 200);
         this.activationOutliers = r.ints(0, config.hiddenSize()).distinct().limit(n).toArray();
@@ -91,6 +102,11 @@ public final class SyntheticCheckpoint {
                         v *= 3; // heavy tail
                     }
                     out[o + c] = (float) (v * colScale[c]);
+                }
+                if (row >= usedVocab && (name.equals(ModelManifest.EMBED) || name.equals(ModelManifest.LM_HEAD))) {
+                    for (int c = 0; c < cols; c++) {
+                        out[o + c] *= 0.05f;
+                    }
                 }
             }
         });
