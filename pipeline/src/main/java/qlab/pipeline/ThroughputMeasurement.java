@@ -22,6 +22,17 @@ public record ThroughputMeasurement(Double prefillTps, Double decodeTpsMedian, D
         batchTps = batchTps == null ? null : new TreeMap<>(batchTps);
     }
 
+    /**
+     * This measurement with the parts that were not asked for set to null, so that a row never shows a
+     * number nobody asked to measure.
+     */
+    public ThroughputMeasurement restrictTo(ThroughputSettings settings) {
+        boolean single = settings.singleStream();
+        return new ThroughputMeasurement(single ? prefillTps : null, single ? decodeTpsMedian : null,
+                single ? decodeTpsMin : null, single ? decodeTpsMax : null,
+                settings.batched() ? batchTps : null, peakRssBytes);
+    }
+
     /** The first value that is present but not a finite number, by name, or null when there is none. */
     public String firstNonFinite() {
         Double[] values = {prefillTps, decodeTpsMedian, decodeTpsMin, decodeTpsMax};

@@ -126,7 +126,8 @@ public final class SweepFileParser {
             int repeats = positiveInt(required(t, "repeats", "throughput"), "throughput.repeats");
             List<Integer> batches = measurements.contains(Measurement.BATCH)
                     ? positiveInts(required(t, "batch_sizes", "throughput"), "throughput.batch_sizes") : List.of();
-            throughput = new ThroughputSettings(text.toString(), prefill, decode, repeats, batches);
+            throughput = new ThroughputSettings(text.toString(), measurements.contains(Measurement.THROUGHPUT),
+                    prefill, decode, repeats, batches);
         } else if (top.entries().containsKey("throughput")) {
             throw error(top, "throughput", top.keyLine("throughput"),
                     "is set but measurements include neither throughput nor batch");

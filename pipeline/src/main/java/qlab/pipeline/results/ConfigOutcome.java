@@ -30,11 +30,10 @@ public record ConfigOutcome(SweepConfig config, Status status, String reason, Pr
         }
     }
 
-    /** The outcome a config starts with: pending, or already skipped with the expansion's reason. */
+    /** The outcome a config starts with: pending, nothing computed. */
     public static ConfigOutcome start(SweepConfig config) {
-        ConfigOutcome fresh = new ConfigOutcome(config, Status.PENDING, null, null, null, null, null, null, null,
+        return new ConfigOutcome(config, Status.PENDING, null, null, null, null, null, null, null,
                 null, null, null, 0L, null, null, null);
-        return config.skipped() ? fresh.finish(Status.SKIPPED, config.skipReason()) : fresh;
     }
 
     public boolean pending() {

@@ -1,0 +1,193 @@
+package qlab.pipeline.beam;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.beam.runners.direct.DirectOptions;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.MetricNameFilter;
+import org.apache.beam.sdk.metrics.MetricResult;
+import org.apache.beam.sdk.metrics.MetricsFilter;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.values.PCollection;
+import qlab.engine.QlabException;
+import qlab.pipeline.EvaluatorFactory;
+import qlab.pipeline.matrix.MatrixExpansion;
+import qlab.pipeline.matrix.SweepConfig;
+import qlab.pipeline.matrix.SweepFileParser;
+import qlab.pipeline.matrix.SweepMatrix;
+import qlab.pipeline.report.SweepReport;
+import qlab.pipeline.results.ConfigOutcome;
+import qlab.pipeline.results.Journal;
+import qlab.pipeline.results.ResultRow;
+import qlab.pipeline.results.ResultStore;
+import qlab.pipeline.results.RunInfo;
+
+/**
+ * The sweep: a sweep file in, one Parquet file of result rows per run out, then the report.
+ * <pre>
+ *   ExpandMatrix → PrepareModels → Quantize → EvaluateQuality → MeasureThroughput → AnnotatePareto → WriteResults
+ * </pre>
+ * Before the pipeline starts, the results directory is locked, the journals of killed runs are
+ * recovered, and its rows decide which configs are already done. After it finishes, this run's
+ * journal is deleted and the charts and report are regenerated from every run in the directory.
+ */
+public final class SweepPipeline {
+
+    private static final long POLL_MILLIS = 500;
+
+    private SweepPipeline() {
+    }
+
+    public static void main(String[] args) {
+        PipelineOptionsFactory.register(SweepOptions.class);
+        SweepOptions options = PipelineOptionsFactory.fromArgs(args).withValidation().as(SweepOptions.class);
+        System.err.print(run(options).describe());
+    }
+
+    /** Runs with the evaluator factory class named by {@code --evaluatorFactory}. */
+    public static SweepSummary run(SweepOptions options) {
+        String name = options.getEvaluatorFactory();
+        if (name == null || name.isBlank()) {
+            throw new QlabException("--evaluatorFactory: no evaluator factory class given");
+        }
+        EvaluatorFactory factory;
+        try {
+            factory = (EvaluatorFactory) Class.forName(name).getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            throw new QlabException("--evaluatorFactory: cannot make a qlab.pipeline.EvaluatorFactory from \""
+                    + name + "\": " + e);
+        }
+        return run(options, factory);
+    }
+
+    public static SweepSummary run(SweepOptions options, EvaluatorFactory factory) {
+        SweepMatrix matrix = SweepFileParser.parse(Path.of(options.getSweepFile()));
+        ResultStore store = new ResultStore(Path.of(options.getOut()));
+        PrintStream err = System.err;
+        try (AutoCloseable ignored = store.lock()) {
+            List<String> recovered = store.recoverInterrupted();
+            List<ResultRow> earlierRows = store.rows();
+            Set<String> okBefore = ResultStore.okKeys(earlierRows);
+            Set<String> skippedBefore = ResultStore.skippedIds(earlierRows);
+
+            List<SweepConfig> toRun = new ArrayList<>();
+            int newSkipped = 0;
+            Set<String> okIds = new java.util.HashSet<>();
+            earlierRows.stream().filter(ResultRow::ok).forEach(r -> okIds.add(r.configId()));
+            for (SweepConfig c : MatrixExpansion.expand(matrix).configs()) {
+                if (c.skipped()) {
+                    newSkipped += skippedBefore.contains(c.configId()) ? 0 : 1;
+                } else if (!okIds.contains(c.configId())) {
+                    // An ok row with another model hash (the model directory changed) is re-run;
+                    // PrepareModels makes that decision once the hash is known.
+                    toRun.add(c);
+                }
+            }
+            SweepPlan plan = SweepPlan.of(toRun, newSkipped);
+            Path reportFile = null;
+            if (plan.configs() == 0) {
+                if (options.getReport()) {
+                    reportFile = SweepReport.write(store.root(), earlierRows, matrix.name());
+                }
+                return new SweepSummary(null, store.root(), null, 0, 0, 0, 0, recovered, 0, 0, reportFile);
+            }
+
+            RunInfo run = RunInfo.start();
+            Path journalDir = store.journalDir(run.runId());
+            Files.createDirectories(journalDir);
+            Journal journal = new Journal(journalDir.toString(), run);
+            String cacheDir = options.getCacheDir() != null ? options.getCacheDir() : store.cacheDir().toString();
+            List<AnnotatePareto.Point> earlierPoints = earlierRows.stream().filter(ResultRow::ok)
+                    .map(AnnotatePareto.Point::of).toList();
+
+            Pipeline p = Pipeline.create(options);
+            PCollection<ConfigOutcome> outcomes = p
+                    .apply("ExpandMatrix", new ExpandMatrix(matrix, skippedBefore, journal))
+                    .apply("PrepareModels", new PrepareModels(factory, cacheDir, journal, okBefore))
+                    .apply("Quantize", new Quantize(factory, cacheDir, journal))
+                    .apply("EvaluateQuality", new EvaluateQuality(factory, cacheDir, journal))
+                    .apply("MeasureThroughput", new MeasureThroughput(factory, cacheDir, journal))
+                    .apply("AnnotatePareto", new AnnotatePareto(earlierPoints));
+            Path runDir = store.runDir(run.runId());
+            outcomes.apply("WriteResults", new WriteResults(runDir.toString(), run));
+
+            Map<String, Long> counters = execute(p, options, plan, err);
+            ResultStore.deleteTree(journalDir);
+            Path resultFile = runDir.resolve(ResultStore.RESULT_FILE);
+            if (options.getReport()) {
+                reportFile = SweepReport.write(store.root(), store.rows(), matrix.name());
+            }
+            long work = counters.entrySet().stream().filter(e -> e.getKey().startsWith(Outcomes.WORK_MS_PREFIX))
+                    .mapToLong(Map.Entry::getValue).sum();
+            return new SweepSummary(run.runId(), store.root(), resultFile,
+                    counters.getOrDefault(Outcomes.OK, 0L), counters.getOrDefault(Outcomes.SKIPPED, 0L),
+                    counters.getOrDefault(Outcomes.FAILED, 0L), counters.getOrDefault(Outcomes.RESUMED, 0L),
+                    recovered, counters.getOrDefault(WALL_MS, 0L), work, reportFile);
+        } catch (QlabException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new QlabException(store.root() + ": sweep failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static final String WALL_MS = "\u0000wall_ms";
+
+    /** Runs the pipeline, drawing progress from its counters while it runs; returns the final counters. */
+    private static Map<String, Long> execute(Pipeline p, SweepOptions options, SweepPlan plan, PrintStream err) {
+        boolean direct = options.getRunner().getSimpleName().equals("DirectRunner");
+        if (direct) {
+            // Return from run() at once so this thread can draw progress while the pipeline works.
+            options.as(DirectOptions.class).setBlockOnRun(false);
+        }
+        SweepProgress progress = options.getProgress() ? new SweepProgress(plan, err) : null;
+        long start = System.nanoTime();
+        PipelineResult result = p.run();
+        try {
+            while (!result.getState().isTerminal()) {
+                if (progress != null) {
+                    progress.update(counters(result));
+                }
+                result.waitUntilFinish(org.joda.time.Duration.millis(POLL_MILLIS));
+            }
+            result.waitUntilFinish();
+        } catch (RuntimeException e) {
+            if (progress != null) {
+                progress.end();
+            }
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new QlabException("sweep stopped: " + cause
+                    + " (rows finished so far are kept and recovered by the next run into the same --out)", e);
+        }
+        if (result.getState() != PipelineResult.State.DONE) {
+            throw new QlabException("sweep ended in state " + result.getState());
+        }
+        Map<String, Long> counters = counters(result);
+        if (progress != null) {
+            progress.update(counters);
+            progress.end();
+        }
+        counters.put(WALL_MS, (System.nanoTime() - start) / 1_000_000);
+        return counters;
+    }
+
+    private static Map<String, Long> counters(PipelineResult result) {
+        Map<String, Long> values = new HashMap<>();
+        try {
+            for (MetricResult<Long> c : result.metrics().queryMetrics(MetricsFilter.builder()
+                    .addNameFilter(MetricNameFilter.inNamespace(Outcomes.NAMESPACE)).build()).getCounters()) {
+                Long v = c.getAttempted();
+                values.merge(c.getName().getName(), v == null ? 0L : v, Long::sum);
+            }
+        } catch (UnsupportedOperationException e) {
+            // A runner without live metrics: progress shows zeros until the end.
+        }
+        return values;
+    }
+}
