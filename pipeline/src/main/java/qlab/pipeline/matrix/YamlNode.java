@@ -52,7 +52,7 @@ public sealed interface YamlNode {
             if (first == null) {
                 throw new QlabException(name + ": the file is empty");
             }
-            YamlNode root = read(p, name);
+            YamlNode root = read(p, name, 0);
             if (p.nextToken() != null) {
                 throw new QlabException(name + ":" + p.currentLocation().getLineNr()
                         + ": only one YAML document is allowed");
@@ -67,28 +67,33 @@ public sealed interface YamlNode {
         }
     }
 
-    private static YamlNode read(JsonParser p, String name) throws IOException {
-        int line = p.currentTokenLocation().getLineNr();
+    /**
+     * @param keyLine line of the key whose value this is (0 for the root and list items): a nested
+     *                block is reported at its key, since its own first token is on a later line
+     */
+    private static YamlNode read(JsonParser p, String name, int keyLine) throws IOException {
         JsonToken t = p.currentToken();
+        boolean block = t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY;
+        int line = block && keyLine > 0 ? keyLine : p.currentTokenLocation().getLineNr();
         if (t == JsonToken.START_OBJECT) {
             Map<String, YamlNode> entries = new LinkedHashMap<>();
             Map<String, Integer> keyLines = new LinkedHashMap<>();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String key = p.currentName();
-                int keyLine = p.currentTokenLocation().getLineNr();
+                int entryLine = p.currentTokenLocation().getLineNr();
                 p.nextToken();
-                YamlNode value = read(p, name);
+                YamlNode value = read(p, name, entryLine);
                 if (entries.put(key, value) != null) {
-                    throw new QlabException(name + ":" + keyLine + ": key \"" + key + "\" appears twice");
+                    throw new QlabException(name + ":" + entryLine + ": key \"" + key + "\" appears twice");
                 }
-                keyLines.put(key, keyLine);
+                keyLines.put(key, entryLine);
             }
             return new Mapping(entries, keyLines, line);
         }
         if (t == JsonToken.START_ARRAY) {
             List<YamlNode> items = new ArrayList<>();
             while (p.nextToken() != JsonToken.END_ARRAY) {
-                items.add(read(p, name));
+                items.add(read(p, name, 0));
             }
             return new Sequence(items, line);
         }
