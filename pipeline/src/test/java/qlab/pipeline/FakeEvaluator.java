@@ -58,6 +58,17 @@ public final class FakeEvaluator implements Evaluator {
         return n == null ? 0 : n.get();
     }
 
+    /** Evaluator calls running right now, per scenario; throughput must only ever run alone. */
+    private static final Map<String, AtomicInteger> ACTIVE = new ConcurrentHashMap<>();
+
+    private void enter() {
+        ACTIVE.computeIfAbsent(settings.scenario(), k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    private void leave() {
+        ACTIVE.get(settings.scenario()).decrementAndGet();
+    }
+
     private static int count(String scenario, String operation) {
         return CALLS.computeIfAbsent(scenario + "/" + operation, k -> new AtomicInteger()).incrementAndGet();
     }
@@ -150,6 +161,13 @@ public final class FakeEvaluator implements Evaluator {
     public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, EvalSettings eval)
             throws Exception {
         count(settings.scenario(), "quality");
+        enter();
+        try {
+            // Long enough that quality work running beside a throughput measurement would be seen.
+            Thread.sleep(15);
+        } finally {
+            leave();
+        }
         String header = Files.readAllLines(Path.of(checkpoint.path()), StandardCharsets.UTF_8).get(0);
         QuantSpec spec = specFromHeader(header);
         boolean imatrix = header.contains("imatrix=");
@@ -162,6 +180,15 @@ public final class FakeEvaluator implements Evaluator {
     public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint, int threads,
                                                    ThroughputSettings s) throws Exception {
         int n = count(settings.scenario(), "throughput");
+        enter();
+        try {
+            if (ACTIVE.get(settings.scenario()).get() != 1) {
+                count(settings.scenario(), "throughput-not-alone");
+            }
+            Thread.sleep(15);
+        } finally {
+            leave();
+        }
         if (settings.crashAfter() >= 0 && n > settings.crashAfter()) {
             throw new SimulatedCrash("simulated crash at throughput measurement " + n);
         }

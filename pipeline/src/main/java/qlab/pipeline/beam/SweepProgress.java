@@ -53,7 +53,7 @@ final class SweepProgress {
             units += expected[i];
             doneUnits += Math.min(done[i], expected[i]);
         }
-        for (int i = 0; i < names.length; i++) {
+        for (int i = 0; i < names.length && finished < plan.configs(); i++) {
             // Failures finish configs early, so a stage may end below its expected count: the stage
             // is the first with work left only while no later stage has started.
             boolean laterStarted = false;
