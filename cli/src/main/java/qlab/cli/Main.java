@@ -8,7 +8,7 @@ import qlab.engine.QlabException;
 @Command(name = "qlab", mixinStandardHelpOptions = true, version = "qlab 0.1.0",
         description = "A quantization lab for small LLMs.",
         footer = {"", "./qlab test runs the whole test suite."},
-        subcommands = {CommandLine.HelpCommand.class})
+        subcommands = {CommandLine.HelpCommand.class, SweepCommand.class, ParetoCommand.class})
 public final class Main {
 
     public static void main(String[] args) {
