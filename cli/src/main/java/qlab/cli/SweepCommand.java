@@ -35,6 +35,11 @@ public final class SweepCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", description = "Results directory (default: results/NAME, NAME from the sweep file).")
     Path out;
 
+    @Option(names = "--cache", paramLabel = "DIR",
+            description = "Cache of importance matrices and quantized checkpoints (default: OUT/.cache); "
+                    + "share it between results directories to build each checkpoint once.")
+    Path cache;
+
     @Option(names = "--parallelism", paramLabel = "N",
             description = "Workers for the parallel stages (DirectRunner; default: the runner's).")
     Integer parallelism;
@@ -88,6 +93,9 @@ public final class SweepCommand implements Callable<Integer> {
         }
         options.setSweepFile(sweepFile.toString());
         options.setOut(outDir.toString());
+        if (cache != null) {
+            options.setCacheDir(cache.toAbsolutePath().toString());
+        }
         options.setReport(!noReport);
         options.setProgress(!noProgress);
         return options;

@@ -1,5 +1,6 @@
 package qlab.pipeline;
 
+import java.io.IOException;
 import java.nio.file.Path;
 
 /**
@@ -41,6 +42,6 @@ public interface Evaluator extends AutoCloseable {
                                             ThroughputSettings settings) throws Exception;
 
     @Override
-    default void close() throws Exception {
+    default void close() throws IOException {
     }
 }

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -71,7 +72,8 @@ public final class SweepPipeline {
         SweepMatrix matrix = SweepFileParser.parse(Path.of(options.getSweepFile()));
         ResultStore store = new ResultStore(Path.of(options.getOut()));
         PrintStream err = System.err;
-        try (AutoCloseable ignored = store.lock()) {
+        ResultStore.Lock lock = store.lock();
+        try {
             List<String> recovered = store.recoverInterrupted();
             List<ResultRow> earlierRows = store.rows();
             Set<String> okBefore = ResultStore.okKeys(earlierRows);
@@ -79,7 +81,7 @@ public final class SweepPipeline {
 
             List<SweepConfig> toRun = new ArrayList<>();
             int newSkipped = 0;
-            Set<String> okIds = new java.util.HashSet<>();
+            Set<String> okIds = new HashSet<>();
             earlierRows.stream().filter(ResultRow::ok).forEach(r -> okIds.add(r.configId()));
             for (SweepConfig c : MatrixExpansion.expand(matrix).configs()) {
                 if (c.skipped()) {
@@ -134,6 +136,8 @@ public final class SweepPipeline {
             throw e;
         } catch (Exception e) {
             throw new QlabException(store.root() + ": sweep failed: " + e.getMessage(), e);
+        } finally {
+            lock.close();
         }
     }
 

@@ -55,7 +55,7 @@ public final class ResultStore {
      * Takes the directory for one sweep; a second sweep into the same directory fails at once
      * rather than mixing its journal with this one's.
      */
-    public AutoCloseable lock() {
+    public Lock lock() {
         try {
             Files.createDirectories(root);
             FileChannel channel = FileChannel.open(root.resolve(".lock"), StandardOpenOption.CREATE,
@@ -65,12 +65,21 @@ public final class ResultStore {
                 channel.close();
                 throw new QlabException(root + ": another sweep is writing to this directory");
             }
-            return () -> {
-                lock.release();
-                channel.close();
-            };
+            return new Lock(channel);
         } catch (IOException e) {
             throw new QlabException(root + ": cannot lock: " + e.getMessage());
+        }
+    }
+
+    /** The lock on a results directory; closing the channel releases it. */
+    public record Lock(FileChannel channel) implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                throw new QlabException("cannot release the results directory lock: " + e.getMessage());
+            }
         }
     }
 
