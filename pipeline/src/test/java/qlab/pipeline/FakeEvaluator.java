@@ -40,6 +40,11 @@ public final class FakeEvaluator implements Evaluator {
             this(scenario, Set.of(), Set.of(), -1);
         }
 
+        /** For {@code --evaluatorFactory=qlab.pipeline.FakeEvaluator$Factory}. */
+        public Factory() {
+            this("by-class-name");
+        }
+
         @Override
         public Evaluator create(Path cacheDir) {
             count(scenario, "create");

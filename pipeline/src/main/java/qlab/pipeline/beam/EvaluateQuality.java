@@ -102,6 +102,7 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
                 if (!Outcomes.isConfigFailure(t)) {
                     throw t;
                 }
+                Outcomes.groupFailed("quality");
                 String reason = Outcomes.reason("quality", t);
                 configs.forEach(o -> out.output(Outcomes.finish(o, ConfigOutcome.Status.FAILED, reason, journal)));
                 return;

@@ -24,6 +24,8 @@ final class Outcomes {
     static final String CHECKPOINTS_CACHED = "checkpoints_from_cache";
     static final String QUALITY = "quality_measured";
     static final String THROUGHPUT = "throughput_measured";
+    /** Suffix of the counters of groups (models, checkpoints, ...) whose stage failed: the stage is done with them. */
+    static final String GROUP_FAILED_SUFFIX = "_groups_failed";
     /** Milliseconds spent inside evaluator calls, per stage: the sweep's useful work. */
     static final String WORK_MS_PREFIX = "work_ms_";
 
@@ -51,6 +53,10 @@ final class Outcomes {
             case PENDING -> throw new IllegalArgumentException("finish as pending");
         }
         return done;
+    }
+
+    static void groupFailed(String stage) {
+        Metrics.counter(NAMESPACE, stage + GROUP_FAILED_SUFFIX).inc();
     }
 
     static void work(String stage, long startNanos) {

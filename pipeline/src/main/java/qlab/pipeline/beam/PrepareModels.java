@@ -96,6 +96,7 @@ public final class PrepareModels extends PTransform<PCollection<ConfigOutcome>, 
                 if (!Outcomes.isConfigFailure(t)) {
                     throw t;
                 }
+                Outcomes.groupFailed("prepare");
                 String reason = Outcomes.reason("prepare model " + spec.key(), t);
                 configs.forEach(o -> out.output(Outcomes.finish(o, ConfigOutcome.Status.FAILED, reason, journal)));
                 return;

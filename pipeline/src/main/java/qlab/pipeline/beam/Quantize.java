@@ -136,6 +136,7 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
                 if (!Outcomes.isConfigFailure(t)) {
                     throw t;
                 }
+                Outcomes.groupFailed("imatrix");
                 String reason = Outcomes.reason("importance matrix " + first.config().calibration().name(), t);
                 configs.forEach(o -> out.output(Outcomes.finish(o, ConfigOutcome.Status.FAILED, reason, journal)));
                 return;
@@ -214,6 +215,7 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
                 if (!Outcomes.isConfigFailure(t)) {
                     throw t;
                 }
+                Outcomes.groupFailed("quantize");
                 String reason = Outcomes.reason("quantize " + first.config().quant().mixName(), t);
                 configs.forEach(o -> out.output(Outcomes.finish(o, ConfigOutcome.Status.FAILED, reason, journal)));
                 return;

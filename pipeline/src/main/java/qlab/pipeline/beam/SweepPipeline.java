@@ -1,5 +1,6 @@
 package qlab.pipeline.beam;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +10,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.apache.beam.runners.direct.DirectOptions;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
@@ -120,7 +127,7 @@ public final class SweepPipeline {
             Path runDir = store.runDir(run.runId());
             outcomes.apply("WriteResults", new WriteResults(runDir.toString(), run));
 
-            Map<String, Long> counters = execute(p, options, plan, err);
+            Map<String, Long> counters = execute(p, options, plan, journalDir, err);
             ResultStore.deleteTree(journalDir);
             Path resultFile = runDir.resolve(ResultStore.RESULT_FILE);
             if (options.getReport()) {
@@ -143,42 +150,76 @@ public final class SweepPipeline {
 
     private static final String WALL_MS = "\u0000wall_ms";
 
-    /** Runs the pipeline, drawing progress from its counters while it runs; returns the final counters. */
-    private static Map<String, Long> execute(Pipeline p, SweepOptions options, SweepPlan plan, PrintStream err) {
-        boolean direct = options.getRunner().getSimpleName().equals("DirectRunner");
-        if (direct) {
-            // Return from run() at once so this thread can draw progress while the pipeline works.
+    /**
+     * Runs the pipeline on its own thread while this one draws progress, and returns the final
+     * counters. Progress combines the pipeline's counters (committed per bundle, so they lag) with
+     * the number of journal files, which grows the moment each config finishes; the latter also
+     * works on runners whose {@code run()} blocks until the end (Flink in local mode).
+     */
+    private static Map<String, Long> execute(Pipeline p, SweepOptions options, SweepPlan plan, Path journalDir,
+                                             PrintStream err) {
+        if (options.getRunner().getSimpleName().equals("DirectRunner")) {
+            // Return from run() at once, so that its metrics can be read while it works.
             options.as(DirectOptions.class).setBlockOnRun(false);
         }
         SweepProgress progress = options.getProgress() ? new SweepProgress(plan, err) : null;
+        AtomicReference<PipelineResult> running = new AtomicReference<>();
         long start = System.nanoTime();
-        PipelineResult result = p.run();
+        CompletableFuture<PipelineResult> done = CompletableFuture.supplyAsync(() -> {
+            PipelineResult r = p.run();
+            running.set(r);
+            r.waitUntilFinish();
+            return r;
+        }, command -> {
+            Thread t = new Thread(command, "sweep-pipeline");
+            t.setDaemon(true);
+            t.start();
+        });
+        PipelineResult result;
         try {
-            while (!result.getState().isTerminal()) {
-                if (progress != null) {
-                    progress.update(counters(result));
+            while (true) {
+                try {
+                    result = done.get(POLL_MILLIS, TimeUnit.MILLISECONDS);
+                    break;
+                } catch (TimeoutException stillRunning) {
+                    if (progress != null) {
+                        PipelineResult r = running.get();
+                        progress.update(r == null ? Map.of() : counters(r), journalFiles(journalDir));
+                    }
                 }
-                result.waitUntilFinish(org.joda.time.Duration.millis(POLL_MILLIS));
             }
-            result.waitUntilFinish();
-        } catch (RuntimeException e) {
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QlabException("sweep interrupted (rows finished so far are recovered by the next run)", e);
+        } catch (ExecutionException e) {
             if (progress != null) {
                 progress.end();
             }
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            Throwable cause = e.getCause();
+            while (cause.getCause() != null && !(cause instanceof Error)) {
+                cause = cause.getCause();
+            }
             throw new QlabException("sweep stopped: " + cause
                     + " (rows finished so far are kept and recovered by the next run into the same --out)", e);
         }
         if (result.getState() != PipelineResult.State.DONE) {
             throw new QlabException("sweep ended in state " + result.getState());
         }
-        Map<String, Long> counters = counters(result);
+        Map<String, Long> counters = new HashMap<>(counters(result));
         if (progress != null) {
-            progress.update(counters);
+            progress.update(counters, journalFiles(journalDir));
             progress.end();
         }
         counters.put(WALL_MS, (System.nanoTime() - start) / 1_000_000);
         return counters;
+    }
+
+    private static long journalFiles(Path journalDir) {
+        try (Stream<Path> files = Files.list(journalDir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".parquet")).count();
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     private static Map<String, Long> counters(PipelineResult result) {

@@ -25,9 +25,14 @@ final class SweepProgress {
         return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
-    /** Redraws the line from the pipeline's counters. */
-    void update(Map<String, Long> counters) {
-        String line = line(counters, elapsedMillis());
+    /**
+     * Redraws the line.
+     *
+     * @param counters  the pipeline's counters as far as committed
+     * @param finishedNow configs finished so far as the journal shows them (ahead of the counters)
+     */
+    void update(Map<String, Long> counters, long finishedNow) {
+        String line = line(counters, finishedNow, elapsedMillis());
         int pad = Math.max(0, lastWidth - line.length());
         out.print("\r" + line + " ".repeat(pad));
         out.flush();
@@ -40,35 +45,56 @@ final class SweepProgress {
         }
     }
 
-    String line(Map<String, Long> c, long elapsedMs) {
-        long finished = get(c, Outcomes.OK) + get(c, Outcomes.SKIPPED) + get(c, Outcomes.FAILED);
+    String line(Map<String, Long> c, long finishedNow, long elapsedMs) {
+        long committed = get(c, Outcomes.OK) + get(c, Outcomes.SKIPPED) + get(c, Outcomes.FAILED);
+        long finished = Math.min(Math.max(committed, finishedNow), plan.configs());
         String[] names = {"prepare", "imatrix", "quantize", "quality", "throughput"};
-        long[] done = {get(c, Outcomes.MODELS), get(c, Outcomes.IMATRICES), get(c, Outcomes.CHECKPOINTS),
-                get(c, Outcomes.QUALITY), get(c, Outcomes.THROUGHPUT)};
+        String[] counters = {Outcomes.MODELS, Outcomes.IMATRICES, Outcomes.CHECKPOINTS, Outcomes.QUALITY,
+                Outcomes.THROUGHPUT};
         long[] expected = {plan.models(), plan.imatrices(), plan.checkpoints(), plan.qualities(), plan.throughputs()};
+        long[] done = new long[names.length];
+        for (int i = 0; i < names.length; i++) {
+            // A failed group is finished business for its stage.
+            done[i] = Math.min(expected[i], get(c, counters[i]) + get(c, names[i] + Outcomes.GROUP_FAILED_SUFFIX));
+        }
+        // Throughput runs as one long bundle whose counter commits only at its end; meanwhile each
+        // config it finishes (ok or failed) is in the journal at once, ahead of the committed counters.
+        // (All configs of a sweep share their measurements, so when throughput is measured no config
+        // finishes at the quality stage except by failing.)
+        boolean qualityOver = plan.qualities() == 0 || done[3] > 0;
+        if (done[4] == 0 && expected[4] > 0 && qualityOver) {
+            done[4] = Math.min(expected[4], Math.max(0, finishedNow - committed));
+        }
         String stage = "write";
+        if (finished < plan.configs()) {
+            for (int i = 0; i < names.length; i++) {
+                // Failures upstream can leave a stage below its expected count for good: it is over
+                // once a later stage has begun.
+                if (done[i] < expected[i] && !laterStarted(done, i)) {
+                    stage = names[i] + " " + done[i] + "/" + expected[i];
+                    break;
+                }
+            }
+        }
         long units = 0;
         long doneUnits = 0;
         for (int i = 0; i < names.length; i++) {
             units += expected[i];
-            doneUnits += Math.min(done[i], expected[i]);
-        }
-        for (int i = 0; i < names.length && finished < plan.configs(); i++) {
-            // Failures finish configs early, so a stage may end below its expected count: the stage
-            // is the first with work left only while no later stage has started.
-            boolean laterStarted = false;
-            for (int j = i + 1; j < names.length; j++) {
-                laterStarted |= done[j] > 0;
-            }
-            if (done[i] < expected[i] && !laterStarted) {
-                stage = names[i] + " " + done[i] + "/" + expected[i];
-                break;
-            }
+            doneUnits += done[i];
         }
         String eta = doneUnits == 0 || units == 0 ? "--:--"
                 : clock(elapsedMs * (units - doneUnits) / doneUnits);
         return String.format("sweep %d/%d configs | %s | %s elapsed | ETA %s",
-                Math.min(finished, plan.configs()), plan.configs(), stage, clock(elapsedMs), eta);
+                finished, plan.configs(), stage, clock(elapsedMs), eta);
+    }
+
+    private static boolean laterStarted(long[] done, int stage) {
+        for (int j = stage + 1; j < done.length; j++) {
+            if (done[j] > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static String clock(long millis) {

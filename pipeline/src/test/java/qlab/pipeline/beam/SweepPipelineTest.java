@@ -243,9 +243,12 @@ class SweepPipelineTest {
                 + "measurements: [quality]\n";
         Path sweep = SweepFiles.write(dir, "q.yaml", yaml);
         Path out = dir.resolve("out");
-        SweepSummary s = SweepPipeline.run(options(sweep, out), new FakeEvaluator.Factory("quality-only"));
+        SweepOptions byName = options(sweep, out);
+        byName.setEvaluatorFactory(FakeEvaluator.Factory.class.getName());
+        SweepSummary s = SweepPipeline.run(byName);
         assertEquals(4, s.ok());
-        assertEquals(0, FakeEvaluator.calls("quality-only", "throughput"));
+        assertEquals(4, FakeEvaluator.calls("by-class-name", "quality"));
+        assertEquals(0, FakeEvaluator.calls("by-class-name", "throughput"));
         List<Map<String, Object>> rows = duck(s.resultFile().toString());
         assertEquals(4, rows.size());
         for (Map<String, Object> r : rows) {
