@@ -44,6 +44,10 @@ public final class SweepCommand implements Callable<Integer> {
             description = "Workers for the parallel stages (DirectRunner; default: the runner's).")
     Integer parallelism;
 
+    @Option(names = {"-O", "--pipeline-option"}, paramLabel = "NAME=VALUE",
+            description = "A Beam or runner option, e.g. -O flinkMaster=host:8081 -O parallelism=4 (repeatable).")
+    List<String> pipelineOptions = new ArrayList<>();
+
     @Option(names = "--no-report", description = "Skip the charts and report.html.")
     boolean noReport;
 
@@ -84,12 +88,19 @@ public final class SweepCommand implements Callable<Integer> {
         if (parallelism != null && runner.equals("DirectRunner")) {
             args.add("--targetParallelism=" + parallelism);
         }
+        for (String o : pipelineOptions) {
+            if (!o.matches("[A-Za-z][A-Za-z0-9]*=.*")) {
+                throw new QlabException("--pipeline-option: expected NAME=VALUE, got \"" + o + "\"");
+            }
+            args.add("--" + o);
+        }
         SweepOptions options;
         try {
             PipelineOptionsFactory.register(SweepOptions.class);
             options = PipelineOptionsFactory.fromArgs(args.toArray(String[]::new)).as(SweepOptions.class);
         } catch (IllegalArgumentException e) {
-            throw new QlabException("--runner: " + e.getMessage().lines().findFirst().orElse("unknown runner " + runner));
+            String why = e.getMessage() == null ? "invalid option" : e.getMessage().lines().findFirst().orElse("");
+            throw new QlabException((why.contains("runner") ? "--runner: " : "--pipeline-option: ") + why);
         }
         options.setSweepFile(sweepFile.toString());
         options.setOut(outDir.toString());

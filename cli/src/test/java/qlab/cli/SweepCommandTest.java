@@ -63,6 +63,17 @@ class SweepCommandTest {
     }
 
     @Test
+    void malformedPipelineOption() throws Exception {
+        CliCapture c = CliCapture.run("sweep", sweepFile("q4_0").toString(), "-O", "=3");
+        assertEquals(2, c.exit());
+        assertEquals("qlab: --pipeline-option: expected NAME=VALUE, got \"=3\"\n", c.err());
+        CliCapture unknown = CliCapture.run("sweep", sweepFile("q4_0").toString(), "-O", "noSuchOption=3");
+        assertEquals(2, unknown.exit());
+        assertTrue(unknown.err().startsWith("qlab: --pipeline-option: "), unknown.err());
+        assertEquals(1, unknown.err().lines().count(), unknown.err());
+    }
+
+    @Test
     void missingSweepFile() {
         CliCapture c = CliCapture.run("sweep", dir.resolve("none.yaml").toString());
         assertEquals(2, c.exit());
