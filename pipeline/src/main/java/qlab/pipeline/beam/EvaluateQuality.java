@@ -1,5 +1,8 @@
 package qlab.pipeline.beam;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
@@ -26,8 +29,14 @@ import qlab.pipeline.results.MachineInfo;
  * Quality is deterministic, so unlike throughput these run in parallel on as many workers as the
  * runner gives; configs that differ only in threads share one measurement. A config whose only
  * measurement is quality is finished here.
+ *
+ * <p>A measurement is kept in the cache under its key (checkpoint content key + evaluation settings)
+ * as soon as it is made: a sweep killed while timing other configs, or re-run after a failure, does
+ * not evaluate the same checkpoint again.
  */
 public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>, PCollection<ConfigOutcome>> {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final EvaluatorFactory factory;
     private final String cacheDir;
@@ -59,6 +68,7 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
 
     static final class QualityFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
         private final Counter measured = Metrics.counter(Outcomes.NAMESPACE, Outcomes.QUALITY);
+        private final Counter fromCache = Metrics.counter(Outcomes.NAMESPACE, Outcomes.QUALITY_CACHED);
         private final EvaluatorHandle evaluator;
         private final Journal journal;
 
@@ -87,16 +97,26 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
                 return;
             }
             ConfigOutcome first = configs.get(0);
+            Path cached = evaluator.cacheDir().resolve("quality").resolve(ConfigId.hash(group.getKey()) + ".json");
             QualityMeasurement quality;
             long start = System.nanoTime();
             try {
-                quality = evaluator.get().measureQuality(first.model(), first.checkpoint(), first.config().eval());
-                if (quality == null) {
-                    throw new IllegalStateException("the evaluator returned no quality measurement");
-                }
-                String bad = quality.firstNonFinite();
-                if (bad != null) {
-                    throw new ArithmeticException(bad);
+                if (Files.exists(cached)) {
+                    quality = JSON.readValue(cached.toFile(), QualityMeasurement.class);
+                    fromCache.inc();
+                } else {
+                    quality = evaluator.get().measureQuality(first.model(), first.checkpoint(), first.config().eval());
+                    if (quality == null) {
+                        throw new IllegalStateException("the evaluator returned no quality measurement");
+                    }
+                    String bad = quality.firstNonFinite();
+                    if (bad != null) {
+                        throw new ArithmeticException(bad);
+                    }
+                    Files.createDirectories(cached.getParent());
+                    Path tmp = Quantize.temporary(cached);
+                    JSON.writeValue(tmp.toFile(), quality);
+                    Quantize.moveIntoPlace(tmp, cached);
                 }
             } catch (Throwable t) {
                 if (!Outcomes.isConfigFailure(t)) {

@@ -24,10 +24,11 @@ import qlab.pipeline.results.MachineInfo;
  * Prefill, decode and batched throughput, strictly one config at a time.
  *
  * <p>Timing is corrupted by anything running beside it, so this stage is serialized by design:
- * every config goes under one key, and one DoFn call walks the group sequentially (in config id
- * order). On a batch runner a GroupByKey emits only after all its input is complete, so no quantizing
- * or quality work of this sweep is still running when the first timing starts, and the single key
- * keeps timings from overlapping each other on any runner and any parallelism. The 1-minute load
+ * every config goes under one key, and one DoFn call walks the group sequentially (grouped by
+ * checkpoint, then by thread count). On a batch runner a GroupByKey emits only after all its input
+ * is complete, so no quantizing or quality work of this sweep is still running when the first timing
+ * starts, and the single key keeps timings from overlapping each other on any runner and any
+ * parallelism. The 1-minute load
  * average is recorded before and after each measurement, so outside load shows in the row.
  */
 public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcome>, PCollection<ConfigOutcome>> {
@@ -79,7 +80,10 @@ public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcom
                 throws Exception {
             List<ConfigOutcome> configs = new ArrayList<>();
             group.getValue().forEach(configs::add);
-            configs.sort(Comparator.comparing(o -> o.config().configId()));
+            // Configs of one checkpoint one after another (fewer model loads), then by threads.
+            configs.sort(Comparator.comparing((ConfigOutcome o) -> String.valueOf(o.checkpointKey()))
+                    .thenComparingInt(o -> o.config().threads())
+                    .thenComparing(o -> o.config().configId()));
             for (ConfigOutcome o : configs) {
                 out.output(o.pending() && o.config().measuresSpeed() ? measure(o) : o);
             }

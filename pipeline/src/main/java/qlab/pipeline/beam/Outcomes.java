@@ -23,6 +23,7 @@ final class Outcomes {
     static final String CHECKPOINTS = "checkpoints_ready";
     static final String CHECKPOINTS_CACHED = "checkpoints_from_cache";
     static final String QUALITY = "quality_measured";
+    static final String QUALITY_CACHED = "quality_from_cache";
     static final String THROUGHPUT = "throughput_measured";
     /** Suffix of the counters of groups (models, checkpoints, ...) whose stage failed: the stage is done with them. */
     static final String GROUP_FAILED_SUFFIX = "_groups_failed";

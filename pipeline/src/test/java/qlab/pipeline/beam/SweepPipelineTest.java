@@ -188,6 +188,7 @@ class SweepPipelineTest {
         assertEquals(0, second.skipped());
         assertEquals(0, second.failed());
         assertEquals(4, FakeEvaluator.calls("e2e-retry", "quantize"), "the f32 checkpoint comes from the cache");
+        assertEquals(5, FakeEvaluator.calls("e2e-retry", "quality"), "4 new checkpoints and the NaN one, not cached");
         assertEquals(10, FakeEvaluator.calls("e2e-retry", "throughput"));
         List<ResultRow> history = ResultFiles.readRows(List.of(out));
         assertEquals(44, history.size(), "history keeps the failed rows");
@@ -225,6 +226,8 @@ class SweepPipelineTest {
         assertEquals(21, resumed.ok());
         assertEquals(0, resumed.skipped());
         assertEquals(21, FakeEvaluator.calls("resume", "throughput"));
+        assertEquals(0, FakeEvaluator.calls("resume", "quantize"), "checkpoints of the killed run are reused");
+        assertEquals(0, FakeEvaluator.calls("resume", "quality"), "quality of the killed run is reused");
 
         List<Map<String, Object>> rows = duck(out.resolve("runs") + "/*/results.parquet");
         assertEquals(34, rows.size());
