@@ -66,7 +66,9 @@ final class SweepProgress {
             done[4] = Math.min(expected[4], Math.max(0, finishedNow - committed));
         }
         String stage = "write";
-        if (finished < plan.configs()) {
+        if (finished < plan.configs() && c.isEmpty()) {
+            stage = "running";  // a runner that reports no metrics until it is done
+        } else if (finished < plan.configs()) {
             for (int i = 0; i < names.length; i++) {
                 // Failures upstream can leave a stage below its expected count for good: it is over
                 // once a later stage has begun.

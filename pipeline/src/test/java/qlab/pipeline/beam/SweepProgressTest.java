@@ -39,6 +39,11 @@ class SweepProgressTest {
     }
 
     @Test
+    void runnerWithoutLiveMetricsShowsConfigsFromTheJournal() {
+        assertEquals("sweep 13/42 configs | running | 00:08 elapsed | ETA --:--", progress.line(Map.of(), 13, 8_000));
+    }
+
+    @Test
     void allFinishedIsTheWriteStage() {
         assertEquals("sweep 42/42 configs | write | 1:00:05 elapsed | ETA 00:00",
                 progress.line(Map.of(Outcomes.OK, 34L, Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L,
