@@ -14,7 +14,7 @@ class SweepProgressTest {
 
     @Test
     void stagesInOrder() {
-        assertEquals("sweep 0/42 configs | prepare 0/1 | 00:01 elapsed | ETA --:--",
+        assertEquals("sweep 0/42 configs | running | 00:01 elapsed | ETA --:--",
                 progress.line(Map.of(), 0, 1_000));
         assertEquals("sweep 8/42 configs | quantize 5/17 | 00:10 elapsed | ETA 01:30",
                 progress.line(Map.of(Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L, Outcomes.IMATRICES, 1L,
