@@ -49,7 +49,7 @@ final class LogitsCommand implements Callable<Integer> {
         }
         ByteBuffer buf = ByteBuffer.allocate(logits.length * 4).order(ByteOrder.LITTLE_ENDIAN);
         buf.asFloatBuffer().put(logits);
-        Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+        Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (buf.hasRemaining()) {

@@ -21,6 +21,8 @@ import qlab.engine.QlabException;
                 CalibrateCommand.class,
                 QuantizeCommand.class,
                 TokenizeCommand.class,
+                SweepCommand.class,
+                ParetoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

@@ -137,7 +137,8 @@ public final class LogProbBaseline {
                 .put("positions", positions).put("ctx", ctx).put("mode", mode.id());
         byte[] header = h.toString().getBytes(StandardCharsets.UTF_8);
         long dataStart = align64(MAGIC.length + 4 + header.length);
-        Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+        // A name of its own per writer: concurrent workers may compute the same baseline.
+        Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
         try {
             Files.createDirectories(out.toAbsolutePath().getParent());
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.READ,

@@ -122,7 +122,7 @@ public final class SafetensorsWriter {
             head.put((byte) ' ');
         }
         head.flip();
-        Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+        Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
         try {
             if (out.getParent() != null) {
                 Files.createDirectories(out.getParent());

@@ -49,6 +49,8 @@ import qlab.quant.imatrix.ImportanceMatrix;
  */
 public final class EngineEvaluator implements Evaluator {
 
+    private static final Map<String, Object> BASELINE_LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final Path cacheDir;
     private final WorkerPool pool;
     private String loadedLocation;
@@ -69,11 +71,15 @@ public final class EngineEvaluator implements Evaluator {
             dir = cacheDir.resolve("models").resolve(preset.id() + "-seed" + spec.seed());
             if (!Files.isRegularFile(dir.resolve("model.safetensors"))) {
                 // Generate into a temporary directory and rename: a killed sweep never leaves half a model.
-                Path tmp = Files.createDirectories(dir.getParent()).resolve(dir.getFileName() + ".tmp");
+                Path tmp = Files.createDirectories(dir.getParent()).resolve(dir.getFileName() + "." + ProcessHandle.current().pid()
+                        + "-" + Thread.currentThread().threadId() + ".tmp");
                 deleteTree(tmp);
                 SyntheticModelDirectory.write(preset, spec.seed(), tmp, Datasets.ofCheckout());
-                deleteTree(dir);
-                Files.move(tmp, dir);
+                try {
+                    Files.move(tmp, dir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                } catch (java.nio.file.FileAlreadyExistsException | java.nio.file.DirectoryNotEmptyException raced) {
+                    deleteTree(tmp); // another worker generated the same model first: identical bytes
+                }
             }
         } else {
             dir = Path.of(spec.path());
@@ -142,9 +148,13 @@ public final class EngineEvaluator implements Evaluator {
         String key = ModelHash.ofStrings("qlab-logprob-baseline-v1", model.modelHash(), ModelHash.ofTokens(tokens),
                 Integer.toString(eval.ctx()), mode.id(), "FULL", "0");
         Path file = cacheDir.resolve("baselines").resolve(key.substring(0, 32) + ".lpb");
-        LogProbBaseline base = Files.isRegularFile(file) ? LogProbBaseline.open(file)
-                : LogProbBaseline.create(new Transformer(model(model.location()), pool), tokens, eval.ctx(), mode,
-                        LogProbBaseline.Kind.FULL, 0, key, file);
+        LogProbBaseline base;
+        // Quality workers run side by side and ask for the same reference: compute it once per process.
+        synchronized (BASELINE_LOCKS.computeIfAbsent(file.toAbsolutePath().toString(), k -> new Object())) {
+            base = Files.isRegularFile(file) ? LogProbBaseline.open(file)
+                    : LogProbBaseline.create(new Transformer(model(model.location()), pool), tokens, eval.ctx(), mode,
+                            LogProbBaseline.Kind.FULL, 0, key, file);
+        }
         Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()));
         KlDivergence.Result r = KlDivergence.compare(new Transformer(q, pool), base, tokens, eval.ctx(), mode);
         return new QualityMeasurement(r.pplModel(), r.pplModelSe(), r.kl().mean(), r.kl().se(), r.kl().percentile(0.99),

@@ -83,6 +83,15 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
         }
     }
 
+    /** Every role name the text form accepts, shorthands included. */
+    public static java.util.Set<String> roleNames() {
+        java.util.Set<String> names = new java.util.TreeSet<>(java.util.List.of("attn", "mlp"));
+        for (Role r : Role.values()) {
+            names.add(r.id());
+        }
+        return java.util.Collections.unmodifiableSet(names);
+    }
+
     /** Role names accepted in the text form, including the shorthands attn (qkv and o) and mlp (all three). */
     private static Role[] roles(String id) {
         return switch (id) {

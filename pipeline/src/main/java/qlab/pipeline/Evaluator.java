@@ -1,0 +1,47 @@
+package qlab.pipeline;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * The work a sweep worker does on models: everything the pipeline needs from the engine, the
+ * quantizers and the measurements, and nothing more. The pipeline decides what runs when, caches
+ * results by content keys and turns failures into rows; an Evaluator only computes.
+ *
+ * <p>An instance is made per worker by an {@link EvaluatorFactory} and is used by one thread at a
+ * time. Methods may throw anything: an exception, an {@link OutOfMemoryError} or a non-finite
+ * measurement turns the config into a {@code failed} row and the sweep goes on.
+ */
+public interface Evaluator extends AutoCloseable {
+
+    /** Loads a Hugging Face directory or generates a synthetic preset from its seed. */
+    PreparedModel prepareModel(ModelSpec model) throws Exception;
+
+    /**
+     * Computes the importance matrix of {@code model} over the calibration texts and writes it to
+     * {@code target} (a path the pipeline chose in its cache; it renames the file into place after).
+     */
+    void computeImportance(PreparedModel model, CalibrationSet calibration, Path target) throws Exception;
+
+    /**
+     * Quantizes {@code model} as {@code spec} says and writes the checkpoint to {@code target}.
+     *
+     * @param importance the importance matrix file from {@link #computeImportance}, or null for none
+     */
+    QuantizedCheckpoint quantize(PreparedModel model, QuantSpec spec, Path importance, Path target) throws Exception;
+
+    /** Perplexity and KL divergence of the checkpoint against the model's fp32 reference. */
+    QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, EvalSettings eval)
+            throws Exception;
+
+    /**
+     * Prefill, decode and batched throughput of the checkpoint with {@code threads} threads. The
+     * pipeline calls this for one config at a time on a machine: nothing else of the sweep runs beside it.
+     */
+    ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint, int threads,
+                                            ThroughputSettings settings) throws Exception;
+
+    @Override
+    default void close() throws IOException {
+    }
+}

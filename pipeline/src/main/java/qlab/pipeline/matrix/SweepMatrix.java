@@ -1,0 +1,25 @@
+package qlab.pipeline.matrix;
+
+import java.io.Serializable;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import qlab.pipeline.CalibrationSet;
+import qlab.pipeline.EvalSettings;
+import qlab.pipeline.ModelSpec;
+import qlab.pipeline.ThroughputSettings;
+
+/**
+ * A parsed sweep file: the model, the axes whose cross product is the sweep, and the measurement
+ * settings every config shares. {@link MatrixExpansion#expand} turns it into configs.
+ *
+ * @param imatrices calibration set names, or {@link #NO_IMATRIX} for a config without an importance matrix
+ * @param throughput null unless throughput or batch is measured
+ */
+public record SweepMatrix(String name, String sourceFile, ModelSpec model, List<FormatChoice> formats,
+                          List<Integer> groupSizes, List<Integer> threads, List<String> imatrices,
+                          Map<String, CalibrationSet> calibration, EvalSettings eval,
+                          ThroughputSettings throughput, Set<Measurement> measurements) implements Serializable {
+
+    public static final String NO_IMATRIX = "none";
+}

@@ -1,0 +1,124 @@
+package qlab.pipeline.report;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import qlab.pipeline.pareto.FrontierTable;
+import qlab.pipeline.pareto.ParetoFrontier;
+import qlab.pipeline.pareto.ResultHistory;
+import qlab.pipeline.results.ResultRow;
+
+/**
+ * {@code report.html}: one self-contained page (charts embedded as base64 PNG, no scripts, no
+ * external files) with the charts, the frontier tables and every config's latest row. It opens
+ * offline in any browser. The charts are also written next to it as PNG and SVG.
+ */
+public final class SweepReport {
+
+    private SweepReport() {
+    }
+
+    /** Writes {@code dir/report.html} and {@code dir/charts/*}; returns the report's path. */
+    public static Path write(Path dir, List<ResultRow> allRows, String title) {
+        try {
+            List<ResultRow> rows = ResultHistory.latest(allRows);
+            List<SweepCharts.Chart> charts = SweepCharts.write(dir.resolve("charts"), rows);
+            String html = html(rows, allRows, charts, title);
+            Path report = dir.resolve("report.html");
+            Path tmp = dir.resolve(".report.html.tmp");
+            Files.writeString(tmp, html, StandardCharsets.UTF_8);
+            Files.move(tmp, report, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            return report;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the report in " + dir, e);
+        }
+    }
+
+    static String html(List<ResultRow> rows, List<ResultRow> allRows, List<SweepCharts.Chart> charts, String title)
+            throws IOException {
+        StringBuilder h = new StringBuilder();
+        h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>qlab sweep: ")
+                .append(esc(title)).append("</title>\n<style>\n")
+                .append("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}\n")
+                .append("table{border-collapse:collapse;margin:1em 0;font-size:.9em}\n")
+                .append("th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\n")
+                .append("td.t,th.t{text-align:left}\nth{background:#f3f3f3}\n")
+                .append("img{max-width:100%;border:1px solid #eee}\n.failed{color:#b00}.skipped{color:#777}\n")
+                .append("</style></head><body>\n");
+        h.append("<h1>qlab sweep: ").append(esc(title)).append("</h1>\n");
+        Map<String, Integer> byStatus = new TreeMap<>();
+        rows.forEach(r -> byStatus.merge(r.status(), 1, Integer::sum));
+        long runs = allRows.stream().map(ResultRow::runId).distinct().count();
+        h.append("<p>").append(rows.size()).append(" configs from ").append(runs).append(" run(s), ")
+                .append(allRows.size()).append(" rows in all. Status of each config's latest row: ");
+        byStatus.forEach((s, n) -> h.append(esc(s)).append(' ').append(n).append("; "));
+        h.append("</p>\n");
+
+        for (ParetoFrontier.Criterion c : ParetoFrontier.ALL) {
+            List<ResultRow> frontier = ParetoFrontier.frontier(rows, c);
+            h.append("<h2>Pareto frontier: ").append(esc(c.title())).append("</h2>\n");
+            if (frontier.isEmpty()) {
+                h.append("<p>No ok rows with both ").append(c.x().column()).append(" and ")
+                        .append(c.y().column()).append(".</p>\n");
+                continue;
+            }
+            h.append("<table class=\"frontier\" id=\"").append(c.column()).append("\"><tr>");
+            String[] header = FrontierTable.header();
+            for (int i = 0; i < header.length; i++) {
+                h.append(i == 0 || i == header.length - 1 ? "<th class=\"t\">" : "<th>").append(esc(header[i])).append("</th>");
+            }
+            h.append("</tr>\n");
+            for (ResultRow r : frontier) {
+                String[] cells = FrontierTable.cells(r);
+                h.append("<tr>");
+                for (int i = 0; i < cells.length; i++) {
+                    h.append(i == 0 || i == cells.length - 1 ? "<td class=\"t\">" : "<td>").append(esc(cells[i])).append("</td>");
+                }
+                h.append("</tr>\n");
+            }
+            h.append("</table>\n");
+        }
+
+        for (SweepCharts.Chart chart : charts) {
+            h.append("<h2>").append(esc(chart.title())).append("</h2>\n<img alt=\"").append(esc(chart.title()))
+                    .append("\" src=\"data:image/png;base64,")
+                    .append(Base64.getEncoder().encodeToString(Files.readAllBytes(chart.png())))
+                    .append("\">\n");
+        }
+
+        h.append("<h2>All configs</h2>\n<table><tr><th class=\"t\">config</th><th class=\"t\">status</th>")
+                .append("<th>bits/w</th><th>file bytes</th><th>ppl</th><th>kl_mean</th><th>kl_p99</th>")
+                .append("<th>top1</th><th>prefill tok/s</th><th>decode tok/s</th><th class=\"t\">reason</th></tr>\n");
+        for (ResultRow r : rows) {
+            h.append("<tr class=\"").append(esc(r.status())).append("\"><td class=\"t\">").append(esc(r.label()))
+                    .append("</td><td class=\"t\">").append(esc(r.status())).append("</td>")
+                    .append(td(r.bitsPerWeight(), "%.3f")).append(td(r.fileBytes() == null ? null : r.fileBytes().doubleValue(), "%.0f"))
+                    .append(td(r.ppl(), "%.3f")).append(td(r.klMean(), "%.5f")).append(td(r.klP99(), "%.4f"))
+                    .append(td(r.top1Agree(), "%.4f")).append(td(r.prefillTps(), "%.1f"))
+                    .append(td(r.decodeTpsMedian(), "%.1f"))
+                    .append("<td class=\"t\">").append(esc(r.statusReason() == null ? "" : r.statusReason()))
+                    .append("</td></tr>\n");
+        }
+        h.append("</table>\n</body></html>\n");
+        return h.toString();
+    }
+
+    private static String td(Double v, String format) {
+        return "<td>" + (v == null ? "" : String.format(Locale.ROOT, format, v)) + "</td>";
+    }
+
+    static String esc(String s) {
+        if (s == null) {
+            return "";
+        }
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+}

@@ -1,0 +1,127 @@
+package qlab.pipeline.results;
+
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.parquet.avro.AvroParquetReader;
+import org.apache.parquet.avro.AvroParquetWriter;
+import org.apache.parquet.conf.PlainParquetConfiguration;
+import org.apache.parquet.hadoop.ParquetReader;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.LocalInputFile;
+import org.apache.parquet.io.LocalOutputFile;
+import qlab.engine.QlabException;
+
+/**
+ * Reading and writing result Parquet files outside the pipeline (the history view, the journal and
+ * its recovery). Reads any set of files and directories; directories are searched recursively, but
+ * hidden ones (the journal, Beam's temporary files) are not, since their rows are not final.
+ */
+public final class ResultFiles {
+
+    private ResultFiles() {
+    }
+
+    /** Every result file under the given files and directories, sorted by path. */
+    public static List<Path> find(List<Path> roots) {
+        List<Path> files = new ArrayList<>();
+        for (Path root : roots) {
+            if (Files.isRegularFile(root)) {
+                files.add(root);
+            } else if (Files.isDirectory(root)) {
+                try {
+                    Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                        @Override
+                        public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
+                            return !dir.equals(root) && hidden(dir) ? FileVisitResult.SKIP_SUBTREE
+                                    : FileVisitResult.CONTINUE;
+                        }
+
+                        @Override
+                        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                            if (file.getFileName().toString().endsWith(".parquet") && !hidden(file)) {
+                                files.add(file);
+                            }
+                            return FileVisitResult.CONTINUE;
+                        }
+                    });
+                } catch (IOException e) {
+                    throw new QlabException(root + ": cannot list: " + e.getMessage());
+                }
+            } else {
+                throw new QlabException(root + ": no such file or directory");
+            }
+        }
+        files.sort(Comparator.naturalOrder());
+        return files;
+    }
+
+    /** All rows of all result files under {@code roots}. */
+    public static List<ResultRow> readRows(List<Path> roots) {
+        List<ResultRow> rows = new ArrayList<>();
+        for (Path f : find(roots)) {
+            for (GenericRecord r : readRecords(f)) {
+                rows.add(ResultRow.from(r));
+            }
+        }
+        return rows;
+    }
+
+    public static List<GenericRecord> readRecords(Path file) {
+        List<GenericRecord> records = new ArrayList<>();
+        try (ParquetReader<GenericRecord> reader = AvroParquetReader
+                .<GenericRecord>builder(new LocalInputFile(file), new PlainParquetConfiguration())
+                .withDataModel(GenericData.get())
+                .build()) {
+            for (GenericRecord r = reader.read(); r != null; r = reader.read()) {
+                records.add(r);
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new QlabException(file + ": not a readable Parquet result file: " + e.getMessage());
+        }
+        return records;
+    }
+
+    /** Writes rows to {@code target} through a temporary file in the same directory, then renames it. */
+    public static void writeAtomically(Path target, List<GenericRecord> records) throws IOException {
+        Files.createDirectories(target.toAbsolutePath().getParent());
+        Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
+        Files.deleteIfExists(tmp);
+        try (ParquetWriter<GenericRecord> writer = AvroParquetWriter
+                .<GenericRecord>builder(new LocalOutputFile(tmp))
+                .withConf(new PlainParquetConfiguration())
+                .withSchema(ResultSchema.V1)
+                .withDataModel(GenericData.get())
+                .withCompressionCodec(CompressionCodecName.SNAPPY)
+                .build()) {
+            for (GenericRecord r : records) {
+                writer.write(r);
+            }
+        }
+        moveAtomically(tmp, target);
+    }
+
+    static void moveAtomically(Path from, Path to) throws IOException {
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    private static boolean hidden(Path p) {
+        String name = p.getFileName().toString();
+        return name.startsWith(".") || name.startsWith("_");
+    }
+}

@@ -1,0 +1,89 @@
+package qlab.pipeline.results;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericRecord;
+
+/**
+ * A result row as read back from any result file, whatever schema version wrote it: a column the
+ * file does not have reads as null. Used by resume, Pareto analysis and the report.
+ */
+public record ResultRow(String runId, long timestamp, String configId, String modelId, String modelHash,
+                        String format, Integer groupSize, Map<String, String> tensorOverrides, String imatrix,
+                        int threads, Double bitsPerWeight, Long fileBytes, Double ppl, Double pplSe,
+                        Double klMean, Double klSe, Double klP99, Double top1Agree, Double prefillTps,
+                        Double decodeTpsMedian, Double decodeTpsMin, Double decodeTpsMax,
+                        Map<Integer, Double> batchTps, Long peakRssBytes, String status, String statusReason) {
+
+    public boolean ok() {
+        return "ok".equals(status);
+    }
+
+    /** A short label: {@code q4_8/128+attn=q8_0 imx=wiki t2}. */
+    public String label() {
+        StringBuilder sb = new StringBuilder(format);
+        if (groupSize != null) {
+            sb.append('/').append(groupSize);
+        }
+        tensorOverrides.forEach((k, v) -> sb.append('+').append(k).append('=').append(v));
+        if (imatrix != null) {
+            sb.append(" imx=").append(imatrix);
+        }
+        sb.append(" t").append(threads);
+        return sb.toString();
+    }
+
+    public static ResultRow from(GenericRecord r) {
+        Map<String, String> overrides = new TreeMap<>();
+        Object o = get(r, "tensor_overrides");
+        if (o instanceof Map<?, ?> m) {
+            m.forEach((k, v) -> overrides.put(k.toString(), v.toString()));
+        }
+        Map<Integer, Double> batch = null;
+        if (get(r, "batch_tps") instanceof List<?> list) {
+            batch = new TreeMap<>();
+            for (Object item : list) {
+                GenericRecord b = (GenericRecord) item;
+                batch.put(((Number) b.get("batch")).intValue(), ((Number) b.get("tps")).doubleValue());
+            }
+        }
+        Number threads = (Number) get(r, "threads");
+        Number timestamp = (Number) get(r, "timestamp");
+        return new ResultRow(text(r, "run_id"), timestamp == null ? 0L : timestamp.longValue(),
+                text(r, "config_id"), text(r, "model_id"), text(r, "model_hash"), text(r, "format"),
+                integer(r, "group_size"), Collections.unmodifiableMap(overrides), text(r, "imatrix"),
+                threads == null ? 0 : threads.intValue(), real(r, "bits_per_weight"), longValue(r, "file_bytes"),
+                real(r, "ppl"), real(r, "ppl_se"), real(r, "kl_mean"), real(r, "kl_se"), real(r, "kl_p99"),
+                real(r, "top1_agree"), real(r, "prefill_tps"), real(r, "decode_tps_median"),
+                real(r, "decode_tps_min"), real(r, "decode_tps_max"), batch, longValue(r, "peak_rss_bytes"),
+                text(r, "status"), text(r, "status_reason"));
+    }
+
+    private static Object get(GenericRecord r, String field) {
+        Schema.Field f = r.getSchema().getField(field);
+        return f == null ? null : r.get(f.pos());
+    }
+
+    private static String text(GenericRecord r, String field) {
+        Object v = get(r, field);
+        return v == null ? null : v.toString();
+    }
+
+    private static Double real(GenericRecord r, String field) {
+        Object v = get(r, field);
+        return v == null ? null : ((Number) v).doubleValue();
+    }
+
+    private static Integer integer(GenericRecord r, String field) {
+        Object v = get(r, field);
+        return v == null ? null : ((Number) v).intValue();
+    }
+
+    private static Long longValue(GenericRecord r, String field) {
+        Object v = get(r, field);
+        return v == null ? null : ((Number) v).longValue();
+    }
+}

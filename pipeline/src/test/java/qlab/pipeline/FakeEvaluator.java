@@ -1,0 +1,223 @@
+package qlab.pipeline;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import qlab.pipeline.matrix.ConfigId;
+
+/**
+ * A stand-in for the engine in pipeline tests: every number is a closed-form function of the config,
+ * so a test can compute the expected row without the pipeline. Failure injection: a format that
+ * throws, a format whose perplexity is NaN, and a simulated crash (an Error, which stops the whole
+ * pipeline like a killed process) after a number of throughput measurements.
+ */
+public final class FakeEvaluator implements Evaluator {
+
+    /** Calls per scenario and operation, visible to the test (the DirectRunner runs in-process). */
+    public static final Map<String, AtomicInteger> CALLS = new ConcurrentHashMap<>();
+
+    /** Thrown to simulate the process dying mid-sweep: not a config failure, so it stops the pipeline. */
+    public static final class SimulatedCrash extends Error {
+        public SimulatedCrash(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * @param scenario      namespace for {@link #CALLS}
+     * @param failFormats   base formats whose quantization throws
+     * @param nanFormats    base formats whose quality comes out NaN
+     * @param crashAfter    crash at the throughput measurement after this many (negative: never)
+     */
+    public record Factory(String scenario, Set<String> failFormats, Set<String> nanFormats, int crashAfter)
+            implements EvaluatorFactory {
+        public Factory(String scenario) {
+            this(scenario, Set.of(), Set.of(), -1);
+        }
+
+        /** For {@code --evaluatorFactory=qlab.pipeline.FakeEvaluator$Factory}. */
+        public Factory() {
+            this("by-class-name");
+        }
+
+        @Override
+        public Evaluator create(Path cacheDir) {
+            count(scenario, "create");
+            return new FakeEvaluator(this);
+        }
+    }
+
+    private final Factory settings;
+
+    FakeEvaluator(Factory settings) {
+        this.settings = settings;
+    }
+
+    public static int calls(String scenario, String operation) {
+        AtomicInteger n = CALLS.get(scenario + "/" + operation);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Evaluator calls running right now, per scenario; throughput must only ever run alone. */
+    private static final Map<String, AtomicInteger> ACTIVE = new ConcurrentHashMap<>();
+
+    private void enter() {
+        ACTIVE.computeIfAbsent(settings.scenario(), k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    private void leave() {
+        ACTIVE.get(settings.scenario()).decrementAndGet();
+    }
+
+    private static int count(String scenario, String operation) {
+        return CALLS.computeIfAbsent(scenario + "/" + operation, k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    // ---- the closed forms the tests check rows against ----
+
+    public static String modelHash(ModelSpec m) {
+        return ConfigId.sha256("fake model " + m.key());
+    }
+
+    public static long parameters(ModelSpec m) {
+        return m.isPreset() ? 1_000_000L + m.seed() : 2_000_000L;
+    }
+
+    /** Nominal bits of a format: payload bits plus a 16-bit scale per group. */
+    public static double formatBits(String format, Integer group) {
+        return switch (format) {
+            case "f32" -> 32;
+            case "f16", "bf16" -> 16;
+            case "int8" -> 8.0 + 32.0 / 896;
+            default -> {
+                double payload = format.startsWith("q8") ? 8 : format.startsWith("q4") ? 4
+                        : format.startsWith("q2") || format.startsWith("tq2") ? 2 : 1;
+                yield payload + 16.0 / group;
+            }
+        };
+    }
+
+    /** A quarter of the weights follow each override (a stand-in for the attention share). */
+    public static double bitsPerWeight(QuantSpec q) {
+        double bits = formatBits(q.format(), q.groupSize());
+        for (String f : q.overrides().values()) {
+            bits += 0.25 * (formatBits(f, q.groupSize()) - bits);
+        }
+        return bits;
+    }
+
+    public static long fileBytes(QuantSpec q) {
+        return Math.round(bitsPerWeight(q) * 100);
+    }
+
+    public static double klMean(QuantSpec q, boolean imatrix) {
+        return Math.pow(2, -bitsPerWeight(q)) * (imatrix ? 0.75 : 1.0);
+    }
+
+    public static double ppl(QuantSpec q, boolean imatrix) {
+        return 12.0 * (1 + klMean(q, imatrix));
+    }
+
+    public static double decodeTps(QuantSpec q, int threads) {
+        return 4000.0 / bitsPerWeight(q) * threads;
+    }
+
+    public static double batchTps(QuantSpec q, int threads, int batch) {
+        return decodeTps(q, threads) * Math.pow(batch, 0.8);
+    }
+
+    // ---- Evaluator ----
+
+    @Override
+    public PreparedModel prepareModel(ModelSpec model) {
+        count(settings.scenario(), "prepare");
+        return new PreparedModel(model.isPreset() ? model.preset() + "-seed" + model.seed() : model.path(),
+                modelHash(model), parameters(model), "fake:" + model.key());
+    }
+
+    @Override
+    public void computeImportance(PreparedModel model, CalibrationSet calibration, Path target) throws Exception {
+        count(settings.scenario(), "imatrix");
+        Files.writeString(target, model.modelHash() + " " + calibration.contentHash(), StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public QuantizedCheckpoint quantize(PreparedModel model, QuantSpec spec, Path importance, Path target)
+            throws Exception {
+        count(settings.scenario(), "quantize");
+        if (settings.failFormats().contains(spec.format())) {
+            throw new IllegalStateException("fake quantizer refuses " + spec.format());
+        }
+        String header = "fake checkpoint " + spec.mixName() + "/" + spec.groupSize()
+                + (importance == null ? "" : " imatrix=" + Files.readString(importance)) + "\n";
+        byte[] bytes = new byte[(int) fileBytes(spec)];
+        byte[] h = header.getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(h, 0, bytes, 0, Math.min(h.length, bytes.length));
+        Files.write(target, bytes);
+        return new QuantizedCheckpoint(target.toString(), bytes.length, bitsPerWeight(spec));
+    }
+
+    @Override
+    public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, EvalSettings eval)
+            throws Exception {
+        count(settings.scenario(), "quality");
+        enter();
+        try {
+            // Long enough that quality work running beside a throughput measurement would be seen.
+            Thread.sleep(15);
+        } finally {
+            leave();
+        }
+        String header = Files.readAllLines(Path.of(checkpoint.path()), StandardCharsets.UTF_8).get(0);
+        QuantSpec spec = specFromHeader(header);
+        boolean imatrix = header.contains("imatrix=");
+        double kl = klMean(spec, imatrix);
+        double ppl = settings.nanFormats().contains(spec.format()) ? Double.NaN : ppl(spec, imatrix);
+        return new QualityMeasurement(ppl, ppl / 100, kl, kl / 10, kl * 5, 1 - kl);
+    }
+
+    @Override
+    public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint, int threads,
+                                                   ThroughputSettings s) throws Exception {
+        int n = count(settings.scenario(), "throughput");
+        enter();
+        try {
+            if (ACTIVE.get(settings.scenario()).get() != 1) {
+                count(settings.scenario(), "throughput-not-alone");
+            }
+            Thread.sleep(15);
+        } finally {
+            leave();
+        }
+        if (settings.crashAfter() >= 0 && n > settings.crashAfter()) {
+            throw new SimulatedCrash("simulated crash at throughput measurement " + n);
+        }
+        String header = Files.readAllLines(Path.of(checkpoint.path()), StandardCharsets.UTF_8).get(0);
+        QuantSpec spec = specFromHeader(header);
+        double tps = decodeTps(spec, threads);
+        Map<Integer, Double> batch = new TreeMap<>();
+        for (int b : s.batchSizes()) {
+            batch.put(b, batchTps(spec, threads, b));
+        }
+        return new ThroughputMeasurement(tps * 10, tps, tps * 0.9, tps * 1.1, batch, 123_456_789L);
+    }
+
+    /** Reads back "fake checkpoint q4_8+attn=q8_0/128 ..." so quality depends on what was quantized. */
+    private static QuantSpec specFromHeader(String header) {
+        String mix = header.split(" ")[2];
+        String[] mixAndGroup = mix.split("/");
+        String[] parts = mixAndGroup[0].split("\\+");
+        Map<String, String> overrides = new TreeMap<>();
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=");
+            overrides.put(kv[0], kv[1]);
+        }
+        Integer group = mixAndGroup[1].equals("null") ? null : Integer.valueOf(mixAndGroup[1]);
+        return new QuantSpec(parts[0], group, overrides);
+    }
+}

@@ -1,0 +1,53 @@
+package qlab.pipeline.beam;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SweepProgressTest {
+
+    // 42 rows: 34 runnable (1 model, 1 imatrix, 17 checkpoints, 17 quality evaluations, 34 timed) + 8 skipped.
+    private final SweepProgress progress = new SweepProgress(new SweepPlan(42, 1, 1, 17, 17, 34), System.err);
+
+    // ETA = elapsed x (units left / units done), units = stage groups: 1 + 1 + 17 + 17 + 34 = 70.
+
+    @Test
+    void stagesInOrder() {
+        assertEquals("sweep 0/42 configs | running | 00:01 elapsed | ETA --:--",
+                progress.line(Map.of(), 0, 1_000));
+        assertEquals("sweep 8/42 configs | quantize 5/17 | 00:10 elapsed | ETA 01:30",
+                progress.line(Map.of(Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L, Outcomes.IMATRICES, 1L,
+                        Outcomes.CHECKPOINTS, 5L), 8, 10_000));
+    }
+
+    @Test
+    void throughputProgressComesFromTheJournalBeforeItsCounterCommits() {
+        Map<String, Long> c = Map.of(Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L, Outcomes.IMATRICES, 1L,
+                Outcomes.CHECKPOINTS, 17L, Outcomes.QUALITY, 17L);
+        // 20 journal files: 8 skipped rows and 12 timed configs.
+        assertEquals("sweep 20/42 configs | throughput 12/34 | 01:10 elapsed | ETA 00:32",
+                progress.line(c, 20, 70_000));
+    }
+
+    @Test
+    void failedGroupsFinishTheirStage() {
+        Map<String, Long> c = Map.of(Outcomes.SKIPPED, 8L, Outcomes.FAILED, 4L, Outcomes.MODELS, 1L,
+                Outcomes.IMATRICES, 1L, Outcomes.CHECKPOINTS, 15L, "quantize" + Outcomes.GROUP_FAILED_SUFFIX, 2L,
+                Outcomes.QUALITY, 3L);
+        assertEquals("sweep 12/42 configs | quality 3/17 | 00:20 elapsed | ETA 00:43", progress.line(c, 12, 20_000));
+    }
+
+    @Test
+    void runnerWithoutLiveMetricsShowsConfigsFromTheJournal() {
+        assertEquals("sweep 13/42 configs | running | 00:08 elapsed | ETA --:--", progress.line(Map.of(), 13, 8_000));
+    }
+
+    @Test
+    void allFinishedIsTheWriteStage() {
+        assertEquals("sweep 42/42 configs | write | 1:00:05 elapsed | ETA 00:00",
+                progress.line(Map.of(Outcomes.OK, 34L, Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L,
+                        Outcomes.IMATRICES, 1L, Outcomes.CHECKPOINTS, 17L, Outcomes.QUALITY, 17L,
+                        Outcomes.THROUGHPUT, 34L), 42, 3_605_000));
+    }
+}

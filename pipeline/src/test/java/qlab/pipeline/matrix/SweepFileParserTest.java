@@ -1,0 +1,158 @@
+package qlab.pipeline.matrix;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.QlabException;
+import qlab.pipeline.ModelSpec;
+import qlab.pipeline.SweepFiles;
+
+class SweepFileParserTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void readsEveryPartOfTheSchema() throws IOException {
+        SweepMatrix m = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", SweepFiles.MATRIX + """
+                """.replace("- q4_8+attn=q8_0", "- q4_8+attn=q8_0")));
+        assertEquals("test", m.name());
+        assertEquals(ModelSpec.preset("tiny", 7), m.model());
+        assertEquals(5, m.formats().size());
+        assertEquals(new FormatChoice("q4_8", Map.of("attn", "q8_0")), m.formats().get(4));
+        assertEquals(List.of(32, 128), m.groupSizes());
+        assertEquals(List.of(1, 2), m.threads());
+        assertEquals(List.of("none", "cal"), m.imatrices());
+        assertEquals(List.of(dir.resolve("calib.txt").toString()), m.calibration().get("cal").files());
+        assertEquals(dir.resolve("eval.txt").toString(), m.eval().textPath());
+        assertEquals(64, m.eval().ctx());
+        assertEquals(256, m.eval().tokens());
+        assertEquals(Set.of(Measurement.QUALITY, Measurement.THROUGHPUT, Measurement.BATCH), m.measurements());
+        assertEquals(16, m.throughput().prefillTokens());
+        assertEquals(8, m.throughput().decodeTokens());
+        assertEquals(3, m.throughput().repeats());
+        assertEquals(List.of(1, 4), m.throughput().batchSizes());
+    }
+
+    @Test
+    void structuredAndShortMixesAreTheSame() throws IOException {
+        String yaml = SweepFiles.MATRIX.replace("  - q4_8+attn=q8_0\n",
+                "  - q4_8+attn=q8_0+head=q8_0\n  - base: q4_8\n    overrides: {head: q8_0, attn: q8_0}\n");
+        SweepMatrix m = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", yaml));
+        assertEquals(m.formats().get(4), m.formats().get(5));
+    }
+
+    @Test
+    void aModelDirectoryInsteadOfAPreset() throws IOException {
+        java.nio.file.Files.createDirectories(dir.resolve("models/m"));
+        String yaml = SweepFiles.MATRIX.replace("  preset: tiny\n  seed: 7\n", "  path: models/m\n");
+        SweepMatrix m = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", yaml));
+        assertEquals(ModelSpec.directory(dir.resolve("models/m").toString()), m.model());
+    }
+
+    // ---- malformed files: one line, naming file, line and key ----
+
+    private String error(String yaml) throws IOException {
+        Path f = SweepFiles.write(dir, "bad.yaml", yaml);
+        return assertThrows(QlabException.class, () -> SweepFileParser.parse(f)).getMessage();
+    }
+
+    @Test
+    void unknownFormatNamesLineAndKey() throws IOException {
+        String msg = error(SweepFiles.MATRIX.replace("  - q4_0\n", "  - q5_k\n"));
+        assertEquals("bad.yaml:9: key \"formats[2]\": unknown format \"q5_k\" (known: f32, f16, bf16, int8, "
+                + "q8_0, q4_0, q2_0, tq2_0, b1_0, q4_8, q4_8g64, q2_8, tq2_8, b1_8)", msg);
+    }
+
+    @Test
+    void groupSizeThatIsNotANumber() throws IOException {
+        assertEquals("bad.yaml:12: key \"group_sizes[1]\": expected an integer, got \"big\"",
+                error(SweepFiles.MATRIX.replace("[32, 128]", "[32, big]")));
+    }
+
+    @Test
+    void negativeThreads() throws IOException {
+        assertEquals("bad.yaml:13: key \"threads[0]\": expected a positive integer, got -1",
+                error(SweepFiles.MATRIX.replace("threads: [1, 2]", "threads: [-1]")));
+    }
+
+    @Test
+    void misspelledKey() throws IOException {
+        assertEquals("bad.yaml:13: key \"thread\": unknown key (expected one of: calibration, evaluation, "
+                        + "formats, group_sizes, imatrix, measurements, model, name, qlab_sweep, threads, throughput)",
+                error(SweepFiles.MATRIX.replace("threads: [1, 2]", "thread: [1, 2]")));
+    }
+
+    @Test
+    void missingSection() throws IOException {
+        String msg = error(SweepFiles.MATRIX.replace("model:\n  preset: tiny\n  seed: 7\n", ""));
+        assertEquals("bad.yaml:1: key \"model\": is missing", msg);
+    }
+
+    @Test
+    void missingNestedKey() throws IOException {
+        assertEquals("bad.yaml:17: key \"evaluation.ctx\": is missing",
+                error(SweepFiles.MATRIX.replace("  ctx: 64\n", "")));
+    }
+
+    @Test
+    void syntaxError() throws IOException {
+        String msg = error(SweepFiles.MATRIX.replace("[32, 128]", "[32, 128"));
+        assertEquals(true, msg.startsWith("bad.yaml:13: malformed YAML: "), msg);
+        assertEquals(1, msg.lines().count());
+    }
+
+    @Test
+    void duplicateKey() throws IOException {
+        assertEquals("bad.yaml:14: key \"threads\" appears twice",
+                error(SweepFiles.MATRIX.replace("threads: [1, 2]", "threads: [1, 2]\nthreads: [4]")));
+    }
+
+    @Test
+    void importanceMatrixWithoutCalibrationSet() throws IOException {
+        assertEquals("bad.yaml:14: key \"imatrix[1]\": no calibration set named \"wiki\" (defined: cal)",
+                error(SweepFiles.MATRIX.replace("[none, cal]", "[none, wiki]")));
+    }
+
+    @Test
+    void unknownTensorClassInAMix() throws IOException {
+        String msg = error(SweepFiles.MATRIX.replace("q4_8+attn=q8_0", "q4_8+atn=q8_0"));
+        assertEquals(true, msg.startsWith("bad.yaml:11: key \"formats[4]\": unknown tensor class \"atn\""), msg);
+    }
+
+    @Test
+    void unknownPreset() throws IOException {
+        assertEquals("bad.yaml:4: key \"model.preset\": unknown preset \"huge\" (known: tiny, small, qwen2.5-0.5b)",
+                error(SweepFiles.MATRIX.replace("preset: tiny", "preset: huge")));
+    }
+
+    @Test
+    void missingTextFile() throws IOException {
+        String msg = error(SweepFiles.MATRIX.replace("text: eval.txt", "text: nowhere.txt"));
+        assertEquals(true, msg.startsWith("bad.yaml:18: key \"evaluation.text\": no such file: "), msg);
+    }
+
+    @Test
+    void throughputSettingsRequiredWhenThroughputIsMeasured() throws IOException {
+        String yaml = SweepFiles.MATRIX.substring(0, SweepFiles.MATRIX.indexOf("throughput:\n  prefill"));
+        assertEquals("bad.yaml:1: key \"throughput\": is missing (measurements include throughput)", error(yaml));
+    }
+
+    @Test
+    void unsupportedSchemaVersion() throws IOException {
+        assertEquals("bad.yaml:1: key \"qlab_sweep\": schema version 2 is not supported (this qlab reads 1)",
+                error(SweepFiles.MATRIX.replace("qlab_sweep: 1", "qlab_sweep: 2")));
+    }
+
+    @Test
+    void topLevelMustBeAMapping() throws IOException {
+        assertEquals("bad.yaml:1: expected a mapping at the top of the file", error("- just\n- a list\n"));
+    }
+}
