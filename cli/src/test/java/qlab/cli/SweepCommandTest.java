@@ -30,12 +30,46 @@ class SweepCommandTest {
     }
 
     @Test
-    void refusesToRunWithoutTheEngineEvaluator() throws Exception {
-        Path out = dir.resolve("out");
-        CliCapture c = CliCapture.run("sweep", sweepFile("q4_0").toString(), "--out", out.toString());
-        assertEquals(2, c.exit());
-        assertTrue(c.err().startsWith("qlab: sweep: the engine evaluator is not available in this build yet"), c.err());
-        assertFalse(Files.exists(out.resolve("runs")), "no results without an evaluator");
+    void runsATinyMatrixOnTheRealEngine() throws Exception {
+        Path text = Path.of(System.getProperty("qlab.home"), "datasets", "eval", "en-prose.txt");
+        Path f = dir.resolve("real.yaml");
+        Files.writeString(f, """
+                qlab_sweep: 1
+                model: {preset: tiny, seed: 3}
+                formats: [q8_0, q2_0]
+                group_sizes: [32]
+                threads: [1]
+                evaluation: {text: %s, ctx: 64, tokens: 256}
+                measurements: [quality]
+                """.formatted(text.toAbsolutePath()));
+        Path out = dir.resolve("real-out");
+        CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", dir.resolve("cache").toString());
+        StringBuilder reasons = new StringBuilder();
+        for (var r : qlab.pipeline.results.ResultFiles.readRows(java.util.List.of(out))) {
+            reasons.append(r).append('\n');
+        }
+        assertEquals(0, c.exit(), reasons.toString());
+        assertTrue(c.err().contains("2 ok, 0 skipped, 0 failed"), c.err());
+        CliCapture p = CliCapture.run("pareto", out.toString(), "--json");
+        assertEquals(0, p.exit(), p.err());
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(p.out());
+        var frontier = json.get("pareto_bpw_kl");
+        assertEquals(2, frontier.size(), p.out()); // fewer bits, more KL: both on the frontier
+        double kl8 = 0;
+        double kl2 = 0;
+        for (var row : frontier) {
+            assertTrue(row.get("kl_mean").asDouble() > 0, row.toString());
+            if (row.get("format").asText().equals("q8_0")) {
+                kl8 = row.get("kl_mean").asDouble();
+            } else {
+                kl2 = row.get("kl_mean").asDouble();
+            }
+        }
+        assertTrue(kl8 < kl2, "q8_0 KL " + kl8 + " below q2_0 KL " + kl2);
+        // a second run with the same --out measures nothing again
+        CliCapture again = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", dir.resolve("cache").toString());
+        assertEquals(0, again.exit(), again.err());
+        assertTrue(again.err().contains("2 already done"), again.err());
     }
 
     @Test
