@@ -108,7 +108,7 @@ final class BenchCommand implements Callable<Integer> {
             } else {
                 out.printf("bandwidth  decode reads %.1f GB/s%n", effective);
             }
-            out.printf("memory     peak RSS %.0f MiB; load average %.2f%n", MachineInfo.peakRssBytes() / 1048576.0, MachineInfo.loadAverage());
+            out.printf("memory     peak RSS %.0f MiB; load average %s%n", MachineInfo.peakRssBytes() / 1048576.0, MachineInfo.loadAverage());
         }
         out.flush();
         return 0;

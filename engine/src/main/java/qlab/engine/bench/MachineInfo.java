@@ -1,17 +1,28 @@
 package qlab.engine.bench;
 
 import java.io.IOException;
+import java.io.Serializable;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import qlab.engine.tensor.VectorSupport;
 
-/** Facts about the machine a measurement ran on, recorded next to every figure. */
-public record MachineInfo(String cpu, int cores, String jdk, int vectorBits, String host) {
+/** The machine a measurement ran on, recorded next to every figure (and in every sweep row). */
+public record MachineInfo(String host, String cpu, int cores, String jdk, int vectorBits) implements Serializable {
 
+    private static volatile MachineInfo current;
+
+    /** This JVM's machine (computed once: none of it changes while the process runs). */
     public static MachineInfo current() {
-        return new MachineInfo(cpuModel(), Runtime.getRuntime().availableProcessors(),
-                Runtime.version().toString() + " (" + System.getProperty("java.vm.vendor", "?") + ")",
-                VectorSupport.bits(), hostName());
+        MachineInfo m = current;
+        if (m == null) {
+            m = new MachineInfo(hostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("java.runtime.version", Runtime.version().toString()) + " ("
+                            + System.getProperty("java.vm.vendor", "?") + ")",
+                    VectorSupport.bits());
+            current = m;
+        }
+        return m;
     }
 
     private static String cpuModel() {
@@ -24,14 +35,15 @@ public record MachineInfo(String cpu, int cores, String jdk, int vectorBits, Str
         } catch (IOException | RuntimeException e) {
             // not Linux: fall through
         }
-        return System.getProperty("os.arch");
+        return System.getProperty("os.arch", "unknown");
     }
 
     private static String hostName() {
         try {
-            return java.net.InetAddress.getLocalHost().getHostName();
+            return InetAddress.getLocalHost().getHostName();
         } catch (IOException e) {
-            return "unknown";
+            String env = System.getenv("HOSTNAME");
+            return env != null ? env : "unknown";
         }
     }
 
@@ -49,8 +61,12 @@ public record MachineInfo(String cpu, int cores, String jdk, int vectorBits, Str
         return -1;
     }
 
-    /** The 1-minute load average, or -1 where unavailable. */
-    public static double loadAverage() {
-        return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+    /** The 1-minute load average from /proc/loadavg, or null where there is none (not Linux). */
+    public static Double loadAverage() {
+        try {
+            return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 }

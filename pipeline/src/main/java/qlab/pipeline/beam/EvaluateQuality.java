@@ -22,7 +22,7 @@ import qlab.pipeline.matrix.ConfigId;
 import qlab.pipeline.matrix.Measurement;
 import qlab.pipeline.results.ConfigOutcome;
 import qlab.pipeline.results.Journal;
-import qlab.pipeline.results.MachineInfo;
+import qlab.engine.bench.MachineInfo;
 
 /**
  * Perplexity and KL divergence of each distinct (checkpoint, evaluation settings) pair, once.

@@ -18,7 +18,7 @@ import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.ThroughputSettings;
 import qlab.pipeline.results.ConfigOutcome;
 import qlab.pipeline.results.Journal;
-import qlab.pipeline.results.MachineInfo;
+import qlab.engine.bench.MachineInfo;
 
 /**
  * Prefill, decode and batched throughput, strictly one config at a time.

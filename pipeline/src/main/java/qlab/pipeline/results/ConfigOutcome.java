@@ -1,5 +1,6 @@
 package qlab.pipeline.results;
 
+import qlab.engine.bench.MachineInfo;
 import java.io.Serializable;
 import qlab.pipeline.PreparedModel;
 import qlab.pipeline.QualityMeasurement;

@@ -1,5 +1,6 @@
 package qlab.pipeline.results;
 
+import qlab.engine.bench.MachineInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

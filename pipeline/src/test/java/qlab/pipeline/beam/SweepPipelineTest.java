@@ -35,7 +35,7 @@ import qlab.pipeline.matrix.MatrixExpansion;
 import qlab.pipeline.matrix.SweepConfig;
 import qlab.pipeline.matrix.SweepFileParser;
 import qlab.pipeline.pareto.ResultHistory;
-import qlab.pipeline.results.MachineInfo;
+import qlab.engine.bench.MachineInfo;
 import qlab.pipeline.results.ResultFiles;
 import qlab.pipeline.results.ResultRow;
 
