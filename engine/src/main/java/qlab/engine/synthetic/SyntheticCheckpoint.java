@@ -81,13 +81,17 @@ public final class SyntheticCheckpoint {
             vector(name, out);
             return out;
         }
-        double std = name.equals(ModelManifest.EMBED) || name.equals(ModelManifest.LM_HEAD) ? 0.02 : 0.6 / Math.sqrt(cols);
+        boolean vocabulary = name.equals(ModelManifest.EMBED) || name.equals(ModelManifest.LM_HEAD);
+        double std = vocabulary ? 0.02 : 0.6 / Math.sqrt(cols);
         SplittableRandom pick = rng(name, -1);
-        int[] outlierCols = pick.ints(0, cols).distinct().limit(Math.max(1, cols / 300)).toArray();
         float[] colScale = new float[cols];
         java.util.Arrays.fill(colScale, 1f);
-        for (int c : outlierCols) {
-            colScale[c] = (float) (8 + 17 * pick.nextDouble());
+        if (!vocabulary) {
+            // Outlier input channels in the projections, not in the vocabulary matrix: scaled columns of a
+            // (tied) LM head would multiply the final hidden state's outlier channel into logits tens of nats wide.
+            for (int c : pick.ints(0, cols).distinct().limit(Math.max(1, cols / 300)).toArray()) {
+                colScale[c] = (float) (8 + 17 * pick.nextDouble());
+            }
         }
         int chunks = (rows + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK;
         IntStream.range(0, chunks).parallel().forEach(chunk -> {
