@@ -64,15 +64,15 @@ class ImportanceMatrixTest {
     }
 
     /**
-     * Measured on the synthetic SMALL preset (seed 9; calibration and evaluation on different
-     * random ids). The model-level claim is checked where it is a property of the quantizer:
-     * KL for the 8- and 4-bit formats (q4_0 lowered its KL with the imatrix on every one of ten
-     * model seeds tried, 9 of them besides this one). At 2 bits the quantized model is
-     * destroyed (KL 3 to 10 nats across seeds) and its KL no longer follows the weight error:
-     * even a uniform importance, which only lowers the plain squared error, moves q2_8's KL by
-     * anything from -2.7 (seed 3) to +1.6 nats (seed 10), and the imatrix lowered 2-bit KL on 3 of 7 seeds.
-     * So for the 2-bit formats the test asserts what the imatrix is for: the error of every
-     * matrix's output on held-out activations of the model, relative to the output itself.
+     * On the synthetic SMALL preset (seed 9; calibration and evaluation on different random ids).
+     * The model-level KL claim is asserted for q4_0, where it holds robustly: the imatrix lowered
+     * q4_0's KL on each of ten model seeds tried (this one and nine others). It is not asserted
+     * for other formats because on this model KL does not follow the weight error closely enough
+     * for one seed to decide: a uniform importance, which only lowers the plain squared error,
+     * moves q2_8's KL by anything from -2.7 (seed 3) to +1.6 nats (seed 10); the imatrix lowered
+     * 2-bit KL on 3 of 7 seeds (with the quantized model destroyed, KL 3 to 10 nats), and even
+     * q8_0's on 3 of 4. For the 2-bit formats the test asserts what the imatrix optimises: the
+     * error of every matrix's output on held-out activations, relative to the output itself.
      */
     @Test
     void calibratedQuantizationLowersKlOnAModelWithOutlierChannels() {
@@ -85,7 +85,7 @@ class ImportanceMatrixTest {
             ImportanceMatrix im = ImportanceMatrix.calibrate(base, List.of(calib), List.of("c"), 256, "small");
             LogProbBaseline b = LogProbBaseline.create(base, eval, 256, ScoringMode.SECOND_HALF, LogProbBaseline.Kind.FULL, 0, "k",
                     tmp.resolve("base.lpb"));
-            for (String format : new String[] {"q8_0", "q4_0"}) {
+            for (String format : new String[] {"q4_0"}) {
                 double plain = KlDivergence.compare(new Transformer(QuantizedCheckpoint.quantize(m, QuantPlan.parse(format), null, pool), pool),
                         b, eval, 256, ScoringMode.SECOND_HALF).kl().mean();
                 double weighted = KlDivergence.compare(new Transformer(QuantizedCheckpoint.quantize(m, QuantPlan.parse(format), im, pool), pool),
