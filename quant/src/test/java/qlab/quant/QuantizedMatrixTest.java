@@ -12,6 +12,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import qlab.engine.QlabException;
 import qlab.engine.util.WorkerPool;
 
@@ -78,6 +79,43 @@ class QuantizedMatrixTest {
                 format.dequantizeRow(a.data(), r * format.bytesPerRow(COLS), COLS, expected, 0);
                 assertArrayEquals(expected, java.util.Arrays.copyOfRange(row, 3, COLS + 3));
             }
+        }
+    }
+
+    /**
+     * The importance of column j must weigh column j itself, not the value at j's position
+     * inside block 0: weighting column 139 (block 4, position 11) must shrink that column's
+     * error and leave column 11 (block 0, same position) without that gain.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"q4_0", "q2_0", "q2_8", "tq2_8"})
+    void importanceIsIndexedByColumn(String name) {
+        int weightedColumn = 4 * 32 + 11;
+        float[] w = RowCases.gaussian(ROWS * COLS, 10);
+        float[] importance = new float[COLS];
+        java.util.Arrays.fill(importance, 1f);
+        importance[weightedColumn] = 1000f;
+        try (WorkerPool pool = new WorkerPool(2)) {
+            QuantFormat f = Formats.byName(name);
+            QuantizedMatrix plain = QuantizedMatrix.quantize(f, w, ROWS, COLS, null, pool);
+            QuantizedMatrix weighted = QuantizedMatrix.quantize(f, w, ROWS, COLS, importance, pool);
+            float[] p = new float[COLS];
+            float[] q = new float[COLS];
+            double[] errPlain = new double[2];
+            double[] errWeighted = new double[2];
+            int[] columns = {weightedColumn, 11};
+            for (int r = 0; r < ROWS; r++) {
+                plain.copyRow(r, p, 0);
+                weighted.copyRow(r, q, 0);
+                for (int i = 0; i < 2; i++) {
+                    errPlain[i] += Math.pow(w[r * COLS + columns[i]] - p[columns[i]], 2);
+                    errWeighted[i] += Math.pow(w[r * COLS + columns[i]] - q[columns[i]], 2);
+                }
+            }
+            assertTrue(errWeighted[0] < errPlain[0] / 4, name + ": column " + weightedColumn + " error " + errWeighted[0] + " vs plain " + errPlain[0]);
+            // Column 11 shares no group with the weighted column (the two-level formats' row base
+            // may still move a little), so it must not get the weighted column's gain.
+            assertTrue(errWeighted[1] > 0.8 * errPlain[1], name + ": column 11 error " + errWeighted[1] + " vs plain " + errPlain[1]);
         }
     }
 
