@@ -57,7 +57,7 @@ class MeasurementCommandsTest {
                 "--ctx", "128", "--max-tokens", "512", "--cache", cache, "--json"));
         assertTrue(kl.get("kl").get("mean").asDouble() > 0, kl.toString());
         assertEquals(false, kl.get("baseline_reused").asBoolean());
-        // same tokens, same model: equal up to float round-off (the vector EXP may round differently before and after JIT compilation)
+        // same tokens, same model, two processes of work: equal up to float round-off
         assertEquals(ppl.get("ppl").asDouble(), kl.get("ppl").asDouble(), 1e-6 * ppl.get("ppl").asDouble());
         JsonNode again = json(CliRun.of("kl", "--base", model.toString(), "--model", q.toString(), "--text", text.toString(),
                 "--ctx", "128", "--max-tokens", "512", "--cache", cache, "--json"));

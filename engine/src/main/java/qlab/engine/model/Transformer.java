@@ -4,7 +4,6 @@ import static qlab.engine.tensor.VectorSupport.F;
 import static qlab.engine.tensor.VectorSupport.LANES;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import qlab.engine.QlabException;
 import qlab.engine.tensor.FloatKernels;
 import qlab.engine.tensor.Matrix;
@@ -381,13 +380,13 @@ public final class Transformer implements LanguageModel {
             int upper = F.loopBound(len);
             FloatVector m = FloatVector.broadcast(F, max);
             for (; j < upper; j += LANES) {
-                FloatVector e = FloatVector.fromArray(F, scores, j).sub(m).lanewise(VectorOperators.EXP);
+                FloatVector e = VectorSupport.exp(FloatVector.fromArray(F, scores, j).sub(m));
                 e.intoArray(scores, j);
                 sum += VectorSupport.sum(e);
             }
         }
         for (; j < len; j++) {
-            float e = (float) Math.exp(scores[j] - max);
+            float e = VectorSupport.exp(scores[j] - max);
             scores[j] = e;
             sum += e;
         }
@@ -401,13 +400,13 @@ public final class Transformer implements LanguageModel {
             int upper = F.loopBound(len);
             for (; i < upper; i += LANES) {
                 FloatVector gv = FloatVector.fromArray(F, g, off + i);
-                FloatVector sig = gv.neg().lanewise(VectorOperators.EXP).add(1f);
+                FloatVector sig = VectorSupport.exp(gv.neg()).add(1f);
                 gv.div(sig).mul(FloatVector.fromArray(F, u, off + i)).intoArray(g, off + i);
             }
         }
         for (; i < len; i++) {
             float gi = g[off + i];
-            g[off + i] = gi / (1f + (float) Math.exp(-gi)) * u[off + i];
+            g[off + i] = gi / (1f + VectorSupport.exp(-gi)) * u[off + i];
         }
     }
 

@@ -50,6 +50,56 @@ public final class VectorSupport {
         return v.lane(0);
     }
 
+    private static final float LOG2E = 1.44269504f;
+    private static final float LN2_HI = 0.693359375f;
+    private static final float LN2_LO = -2.12194440e-4f;
+    private static final float ROUND = 12582912f; // 1.5 * 2^23: adding and subtracting it rounds to an integer
+
+    /**
+     * e^x lane-wise from adds, multiplies, FMAs and bit operations only, so its result is the same
+     * whether the JIT has compiled the caller or not ({@code lanewise(EXP)} is not: its intrinsic
+     * and its fallback round differently, which broke bitwise batched-equals-single guarantees).
+     * Cody-Waite reduction x = n ln2 + r, |r| &lt;= ln2/2, a degree-6 polynomial for e^r, then 2^n
+     * through the exponent bits. Inputs are clamped to [-87.3, 88]: the result is within 4 ulp (about 5e-7 relative)
+     * of {@link Math#exp} there, 0-ish below and large-but-finite above.
+     */
+    public static FloatVector exp(FloatVector x) {
+        x = x.max(-87.3f).min(88.0f);
+        FloatVector n = x.fma(LOG2E, ROUND).sub(ROUND);
+        FloatVector r = n.fma(c(-LN2_HI), x);
+        r = n.fma(c(-LN2_LO), r);
+        FloatVector p = c(1.3888889e-3f);
+        p = p.fma(r, c(8.3333333e-3f));
+        p = p.fma(r, c(4.1666667e-2f));
+        p = p.fma(r, c(1.6666667e-1f));
+        p = p.fma(r, c(0.5f));
+        p = p.fma(r, c(1f));
+        p = p.fma(r, c(1f));
+        var bits = n.convert(jdk.incubator.vector.VectorOperators.F2I, 0).reinterpretAsInts()
+                .add(127).lanewise(jdk.incubator.vector.VectorOperators.LSHL, 23);
+        return p.mul(bits.reinterpretAsFloats());
+    }
+
+    private static FloatVector c(float v) {
+        return FloatVector.broadcast(F, v);
+    }
+
+    /** The scalar twin of {@link #exp(FloatVector)}: the same operations, the same bits. */
+    public static float exp(float x) {
+        x = Math.min(Math.max(x, -87.3f), 88.0f);
+        float n = Math.fma(x, LOG2E, ROUND) - ROUND;
+        float r = Math.fma(n, -LN2_HI, x);
+        r = Math.fma(n, -LN2_LO, r);
+        float p = 1.3888889e-3f;
+        p = Math.fma(p, r, 8.3333333e-3f);
+        p = Math.fma(p, r, 4.1666667e-2f);
+        p = Math.fma(p, r, 1.6666667e-1f);
+        p = Math.fma(p, r, 0.5f);
+        p = Math.fma(p, r, 1f);
+        p = Math.fma(p, r, 1f);
+        return p * Float.intBitsToFloat(((int) n + 127) << 23);
+    }
+
     /** Bits of the vector unit, for reports. */
     public static int bits() {
         return F.vectorBitSize();

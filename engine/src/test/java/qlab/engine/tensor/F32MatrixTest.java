@@ -65,4 +65,27 @@ class F32MatrixTest {
             assertArrayEquals(y2, y1); // fma in both: identical
         }
     }
+
+    @Test
+    void vectorAndScalarExpAgreeBitwiseAndStayWithinFourUlpOfMathExp() {
+        SplittableRandom r = new SplittableRandom(5);
+        float[] x = new float[4096];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) (r.nextDouble() * 180 - 90);
+        }
+        x[0] = 0f;
+        x[1] = -0f;
+        x[2] = 88.0f;
+        x[3] = -87.3f;
+        float[] v = new float[x.length];
+        for (int i = 0; i + VectorSupport.LANES <= x.length; i += VectorSupport.LANES) {
+            VectorSupport.exp(jdk.incubator.vector.FloatVector.fromArray(VectorSupport.F, x, i)).intoArray(v, i);
+        }
+        for (int i = 0; i < x.length; i++) {
+            float s = VectorSupport.exp(x[i]);
+            assertTrue(Float.floatToIntBits(s) == Float.floatToIntBits(v[i]), "x=" + x[i] + ": " + s + " vs " + v[i]);
+            float ref = (float) Math.exp(Math.min(Math.max(x[i], -87.3f), 88.0f));
+            assertTrue(Math.abs(s - ref) <= 4 * Math.ulp(ref), "x=" + x[i] + ": " + s + " vs Math.exp " + ref);
+        }
+    }
 }
