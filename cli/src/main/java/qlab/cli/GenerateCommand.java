@@ -107,6 +107,8 @@ final class GenerateCommand implements Callable<Integer> {
                 out.println(stream.finish());
             } else {
                 out.println(String.join(" ", Arrays.stream(gen).mapToObj(Integer::toString).toList()));
+                // ids on stdout stay scriptable; the text goes beside them for the reader
+                tokenizer.ifPresent(t -> err.println("text: " + t.decode(gen)));
             }
             out.flush();
             err.printf("prompt %d tokens in %.1f ms; %d new tokens%s%s; %s%n", ids.length, r.prefillSeconds() * 1e3, gen.length,
