@@ -17,7 +17,8 @@ public final class WorkerPool implements AutoCloseable {
         void run(int start, int end);
     }
 
-    private static final long SPIN_NANOS = 100_000;
+    /** How long an idle worker spins before parking (-Dqlab.pool.spinMicros; a park/unpark round trip costs tens of microseconds on a VM). */
+    private static final long SPIN_NANOS = Long.getLong("qlab.pool.spinMicros", 100) * 1000;
 
     private final int threads;
     private final Thread[] workers;
