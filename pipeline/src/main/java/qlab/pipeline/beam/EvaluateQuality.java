@@ -3,16 +3,13 @@ package qlab.pipeline.beam;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
-import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithKeys;
-import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import qlab.pipeline.EvalSettings;
@@ -66,38 +63,18 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
         return o.checkpointKey() + "|" + ConfigId.hash(List.of(e.textHash(), e.ctx(), e.tokens()));
     }
 
-    static final class QualityFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
+    static final class QualityFn extends EvaluatorFn {
         private final Counter measured = Metrics.counter(Outcomes.NAMESPACE, Outcomes.QUALITY);
         private final Counter fromCache = Metrics.counter(Outcomes.NAMESPACE, Outcomes.QUALITY_CACHED);
-        private final EvaluatorHandle evaluator;
-        private final Journal journal;
 
         QualityFn(EvaluatorHandle evaluator, Journal journal) {
-            this.evaluator = evaluator;
-            this.journal = journal;
+            super(evaluator, journal);
         }
 
-        @Setup
-        public void setup() throws Exception {
-            evaluator.open();
-        }
-
-        @Teardown
-        public void teardown() throws Exception {
-            evaluator.close();
-        }
-
-        @ProcessElement
-        public void process(@Element KV<String, Iterable<ConfigOutcome>> group, OutputReceiver<ConfigOutcome> out)
-                throws Exception {
-            List<ConfigOutcome> configs = new ArrayList<>();
-            group.getValue().forEach(configs::add);
-            if (Outcomes.PASS.equals(group.getKey())) {
-                configs.forEach(out::output);
-                return;
-            }
+        @Override
+        void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
             ConfigOutcome first = configs.get(0);
-            Path cached = evaluator.cacheDir().resolve("quality").resolve(ConfigId.hash(group.getKey()) + ".json");
+            Path cached = evaluator.cacheDir().resolve("quality").resolve(ConfigId.hash(key) + ".json");
             QualityMeasurement quality;
             long start = System.nanoTime();
             try {

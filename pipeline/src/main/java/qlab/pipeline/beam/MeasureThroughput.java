@@ -1,6 +1,5 @@
 package qlab.pipeline.beam;
 
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
@@ -10,7 +9,6 @@ import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithKeys;
-import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import qlab.pipeline.EvaluatorFactory;
@@ -55,31 +53,15 @@ public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcom
                 .setCoder(Outcomes.CODER);
     }
 
-    static final class ThroughputFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
+    static final class ThroughputFn extends EvaluatorFn {
         private final Counter measured = Metrics.counter(Outcomes.NAMESPACE, Outcomes.THROUGHPUT);
-        private final EvaluatorHandle evaluator;
-        private final Journal journal;
 
         ThroughputFn(EvaluatorHandle evaluator, Journal journal) {
-            this.evaluator = evaluator;
-            this.journal = journal;
+            super(evaluator, journal);
         }
 
-        @Setup
-        public void setup() throws Exception {
-            evaluator.open();
-        }
-
-        @Teardown
-        public void teardown() throws Exception {
-            evaluator.close();
-        }
-
-        @ProcessElement
-        public void process(@Element KV<String, Iterable<ConfigOutcome>> group, OutputReceiver<ConfigOutcome> out)
-                throws Exception {
-            List<ConfigOutcome> configs = new ArrayList<>();
-            group.getValue().forEach(configs::add);
+        @Override
+        void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
             // Configs of one checkpoint one after another (fewer model loads), then by threads.
             configs.sort(Comparator.comparing((ConfigOutcome o) -> String.valueOf(o.checkpointKey()))
                     .thenComparingInt(o -> o.config().threads())

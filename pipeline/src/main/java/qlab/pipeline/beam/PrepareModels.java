@@ -1,17 +1,14 @@
 package qlab.pipeline.beam;
 
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
-import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithKeys;
-import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import qlab.pipeline.EvaluatorFactory;
@@ -52,38 +49,18 @@ public final class PrepareModels extends PTransform<PCollection<ConfigOutcome>, 
         return o.pending() ? o.config().model().key() : Outcomes.PASS;
     }
 
-    static final class PrepareFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
+    static final class PrepareFn extends EvaluatorFn {
         private final Counter prepared = Metrics.counter(Outcomes.NAMESPACE, Outcomes.MODELS);
         private final Counter resumed = Metrics.counter(Outcomes.NAMESPACE, Outcomes.RESUMED);
-        private final EvaluatorHandle evaluator;
-        private final Journal journal;
         private final HashSet<String> okBefore;
 
         PrepareFn(EvaluatorHandle evaluator, Journal journal, HashSet<String> okBefore) {
-            this.evaluator = evaluator;
-            this.journal = journal;
+            super(evaluator, journal);
             this.okBefore = okBefore;
         }
 
-        @Setup
-        public void setup() throws Exception {
-            evaluator.open();
-        }
-
-        @Teardown
-        public void teardown() throws Exception {
-            evaluator.close();
-        }
-
-        @ProcessElement
-        public void process(@Element KV<String, Iterable<ConfigOutcome>> group, OutputReceiver<ConfigOutcome> out)
-                throws Exception {
-            List<ConfigOutcome> configs = new ArrayList<>();
-            group.getValue().forEach(configs::add);
-            if (Outcomes.PASS.equals(group.getKey())) {
-                configs.forEach(out::output);
-                return;
-            }
+        @Override
+        void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
             ModelSpec spec = configs.get(0).config().model();
             PreparedModel model;
             long start = System.nanoTime();

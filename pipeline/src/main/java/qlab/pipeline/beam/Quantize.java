@@ -7,19 +7,16 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
-import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithKeys;
-import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import qlab.pipeline.CalibrationSet;
@@ -90,37 +87,17 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
         return ConfigId.hash(inputs);
     }
 
-    static final class ImportanceFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
+    static final class ImportanceFn extends EvaluatorFn {
         private final Counter ready = Metrics.counter(Outcomes.NAMESPACE, Outcomes.IMATRICES);
-        private final EvaluatorHandle evaluator;
-        private final Journal journal;
 
         ImportanceFn(EvaluatorHandle evaluator, Journal journal) {
-            this.evaluator = evaluator;
-            this.journal = journal;
+            super(evaluator, journal);
         }
 
-        @Setup
-        public void setup() throws Exception {
-            evaluator.open();
-        }
-
-        @Teardown
-        public void teardown() throws Exception {
-            evaluator.close();
-        }
-
-        @ProcessElement
-        public void process(@Element KV<String, Iterable<ConfigOutcome>> group, OutputReceiver<ConfigOutcome> out)
-                throws Exception {
-            List<ConfigOutcome> configs = new ArrayList<>();
-            group.getValue().forEach(configs::add);
-            if (Outcomes.PASS.equals(group.getKey())) {
-                configs.forEach(out::output);
-                return;
-            }
+        @Override
+        void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
             ConfigOutcome first = configs.get(0);
-            Path target = evaluator.cacheDir().resolve("imatrix").resolve(group.getKey() + ".imatrix");
+            Path target = evaluator.cacheDir().resolve("imatrix").resolve(key + ".imatrix");
             long start = System.nanoTime();
             try {
                 if (!Files.exists(target)) {
@@ -148,37 +125,16 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
         }
     }
 
-    static final class CheckpointFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
+    static final class CheckpointFn extends EvaluatorFn {
         private final Counter ready = Metrics.counter(Outcomes.NAMESPACE, Outcomes.CHECKPOINTS);
         private final Counter cached = Metrics.counter(Outcomes.NAMESPACE, Outcomes.CHECKPOINTS_CACHED);
-        private final EvaluatorHandle evaluator;
-        private final Journal journal;
 
         CheckpointFn(EvaluatorHandle evaluator, Journal journal) {
-            this.evaluator = evaluator;
-            this.journal = journal;
+            super(evaluator, journal);
         }
 
-        @Setup
-        public void setup() throws Exception {
-            evaluator.open();
-        }
-
-        @Teardown
-        public void teardown() throws Exception {
-            evaluator.close();
-        }
-
-        @ProcessElement
-        public void process(@Element KV<String, Iterable<ConfigOutcome>> group, OutputReceiver<ConfigOutcome> out)
-                throws Exception {
-            List<ConfigOutcome> configs = new ArrayList<>();
-            group.getValue().forEach(configs::add);
-            String key = group.getKey();
-            if (Outcomes.PASS.equals(key)) {
-                configs.forEach(out::output);
-                return;
-            }
+        @Override
+        void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
             ConfigOutcome first = configs.get(0);
             Path dir = evaluator.cacheDir().resolve("checkpoints");
             Path checkpointPath = dir.resolve(key + ".ckpt");
