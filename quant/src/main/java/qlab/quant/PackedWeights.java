@@ -56,6 +56,31 @@ public abstract class PackedWeights {
      */
     public abstract void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride);
 
+    /**
+     * {@link #dotBatchVector} for rows [rowStart, rowEnd): y[yOffset + r + t × yStride]. Formats
+     * that need per-row scratch space override it to allocate that once per call.
+     */
+    public void dotBatchRowsVector(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
+                                   int yOffset, int yStride) {
+        for (int r = rowStart; r < rowEnd; r++) {
+            dotBatchVector(r, x, xOffset, tokens, y, yOffset + r, yStride);
+        }
+    }
+
+    /** Batched product for rows [rowStart, rowEnd); bitwise equal per row and token to {@link #dot}. */
+    public final void dotBatchRows(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
+                                   int yOffset, int yStride) {
+        if (VECTOR_ENABLED) {
+            dotBatchRowsVector(rowStart, rowEnd, x, xOffset, tokens, y, yOffset, yStride);
+        } else {
+            for (int r = rowStart; r < rowEnd; r++) {
+                for (int t = 0; t < tokens; t++) {
+                    y[yOffset + r + t * yStride] = dotScalar(r, x, xOffset + t * cols);
+                }
+            }
+        }
+    }
+
     public final float dot(int row, float[] x, int xOffset) {
         return VECTOR_ENABLED ? dotVector(row, x, xOffset) : dotScalar(row, x, xOffset);
     }

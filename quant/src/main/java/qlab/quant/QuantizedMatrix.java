@@ -169,9 +169,7 @@ public final class QuantizedMatrix implements Matrix {
                 y[yOffset + r] = weights.dot(r, x, 0);
             }
         } else {
-            for (int r = rowStart; r < rowEnd; r++) {
-                weights.dotBatch(r, x, 0, tokens, y, yOffset + r, yStride);
-            }
+            weights.dotBatchRows(rowStart, rowEnd, x, 0, tokens, y, yOffset, yStride);
         }
     }
 

@@ -67,6 +67,8 @@ class FormatKernelTest {
                     w.dequantizeRow(r, packedDeq, 0);
                     assertArrayEquals(deq, packedDeq, format + ": packed dequantize differs from stored, width " + cols);
 
+                    float[] rowsAtOnce = new float[1 + ROWS * TOKENS];
+                    w.dotBatchRowsVector(0, ROWS, xs, X_OFFSET, TOKENS, rowsAtOnce, 1, ROWS);
                     float[] batch = new float[TOKENS * 2];
                     w.dotBatchVector(r, xs, X_OFFSET, TOKENS, batch, 1, 2);
                     float[] batchInt8 = new float[TOKENS * 2];
@@ -90,7 +92,9 @@ class FormatKernelTest {
                         worstRatio = Math.max(worstRatio, Math.abs(vector - ref) / Math.max(tol, Double.MIN_VALUE));
                         assertEquals(Float.floatToIntBits(vector), Float.floatToIntBits(batch[1 + 2 * t]),
                                 where + " batched must equal single-row bitwise");
-                        checks += 3;
+                        assertEquals(Float.floatToIntBits(vector), Float.floatToIntBits(rowsAtOnce[1 + r + t * ROWS]),
+                                where + " batched rows must equal single-row bitwise");
+                        checks += 4;
                         if (a == null) {
                             continue;
                         }

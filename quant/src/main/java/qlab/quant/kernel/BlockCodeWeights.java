@@ -14,15 +14,14 @@ import qlab.quant.PackedWeights;
  * {@link CodePacking} describes, read in place from the segment, and one f32 scale per block of
  * {@code block} values (widened at load, so the hot loop reads only floats and code bytes).
  *
- * <p>Vector kernel, per chunk of {@link Lanes#COUNT} values (16 with AVX-512, 8 with AVX2): one
- * load of that many code bytes (a full 16-byte unit holds 128/bits values), shift and mask to the
- * codes and map them to levels in int lanes, convert to floats, one FMA into a per-block
- * accumulator; at each block end (and at the end of the vector part) one FMA by the block scale
- * into the row accumulator. That follows the shape TOOLCHAIN.md measured fastest: same-lane-count
- * widening casts, no convertShape parts, scales as floats in their own array, one accumulator
- * chain. One flat loop with a block-end test measured ~25% faster for 32-value blocks than a loop
- * per block (C2 handles the 4-iteration inner loop badly); both give the same bits. Values past the last full chunk
- * (or in a partial code unit) are done by scalar code in both the single and batched kernels.
+ * <p>f32-activation vector kernels: {@link GroupKernel}, a 32-value group per step (decode the
+ * group's levels, multiply by the activations in a fixed tree, one FMA by the block scale);
+ * decode reads two rows per pass, prefill four tokens per row pass. Values past the last whole
+ * group (or in a partial code unit) are done by scalar code, in the same order everywhere.
+ *
+ * <p>int8-activation kernels, per chunk of {@link Lanes#COUNT} values: codes and activation codes
+ * widened to int lanes and multiplied, summed per block in int32, one FMA by the product of the
+ * two scales per block.
  */
 public final class BlockCodeWeights extends PackedWeights {
 
@@ -40,8 +39,14 @@ public final class BlockCodeWeights extends PackedWeights {
     private final int blockMask;
     private final int blocksPerRow;
     private final float[] scales; // [rows, blocksPerRow]
-    /** Values [0, vectorEnd) of a row are done a chunk at a time; the rest by scalar code. */
+    /**
+     * f32-activation kernels: values [0, vectorEnd) of a row, whole 32-value groups inside full code
+     * units, are done by vector code; the rest by scalar code.
+     */
     private final int vectorEnd;
+    private final GroupKernel kernel;
+    /** The int8-activation kernels' vector part: [0, int8VectorEnd), a chunk of lane-count values at a time. */
+    private final int int8VectorEnd;
 
     /**
      * @param data rows stored back to back, {@code rowBytes} each
@@ -51,8 +56,8 @@ public final class BlockCodeWeights extends PackedWeights {
     public BlockCodeWeights(MemorySegment data, int rows, int cols, long rowBytes, long codesOffset,
                             CodeGrid grid, int block, float[] scales) {
         super(rows, cols);
-        if (block < 16 || Integer.bitCount(block) != 1) {
-            throw new IllegalArgumentException("block must be a power of two >= 16, got " + block);
+        if (block < 32 || Integer.bitCount(block) != 1) {
+            throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
         }
         this.data = data;
         this.rowBytes = rowBytes;
@@ -73,7 +78,9 @@ public final class BlockCodeWeights extends PackedWeights {
         }
         this.scales = scales;
         int fullUnitValues = CodePacking.paddedCols(cols) / unit * unit;
-        this.vectorEnd = Math.min(cols & -Lanes.COUNT, fullUnitValues);
+        this.vectorEnd = Math.min(cols & -32, fullUnitValues);
+        this.kernel = GroupKernel.of(grid, data, rowBytes, codesOffset, scales, blocksPerRow, block, vectorEnd >>> 5, cols);
+        this.int8VectorEnd = Math.min(cols & -Lanes.COUNT, fullUnitValues);
     }
 
     @Override
@@ -137,88 +144,57 @@ public final class BlockCodeWeights extends PackedWeights {
         return sum;
     }
 
-    @Override
-    public float dotVector(int row, float[] x, int xOffset) {
-        long rowCodes = row * rowBytes + codesOffset;
-        int s = row * blocksPerRow;
-        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
-        FloatVector partial = FloatVector.zero(Lanes.FLOATS);
-        int j = 0;
-        for (; j < vectorEnd; j += Lanes.COUNT) {
-            FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
-            partial = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), partial);
-            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
-                acc = partial.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + j / block]), acc);
-                partial = FloatVector.zero(Lanes.FLOATS);
-            }
-        }
-        float sum = Lanes.sumInOrder(acc);
-        for (; j < cols; j++) {
+    /** The scalar part of a row: values [vectorEnd, cols), added to sum in column order. */
+    private float tail(long rowCodes, int s, float[] x, int xOffset, float sum) {
+        for (int j = vectorEnd; j < cols; j++) {
             sum += scales[s + j / block] * level(rowCodes, j) * x[xOffset + j];
         }
         return sum;
     }
 
+    /** {@link GroupKernel} over the whole 32-value groups, then the scalar tail. */
+    @Override
+    public float dotVector(int row, float[] x, int xOffset) {
+        return tail(row * rowBytes + codesOffset, row * blocksPerRow, x, xOffset, kernel.row(row, x, xOffset));
+    }
+
+    /**
+     * Two tokens per pass over the row's levels, decoded once per row into a scratch array (so
+     * prefill pays the decode once per row, not per token); per token the bits of {@link #dotVector}.
+     */
     @Override
     public void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride) {
-        int t = 0;
-        for (; t + 4 <= tokens; t += 4) {
-            dot4(row, x, xOffset + t * cols, y, yOffset + t * yStride, yStride);
-        }
-        for (; t < tokens; t++) {
-            y[yOffset + t * yStride] = dotVector(row, x, xOffset + t * cols);
+        dotBatchVector(row, x, xOffset, tokens, y, yOffset, yStride, new float[vectorEnd]);
+    }
+
+    @Override
+    public void dotBatchRowsVector(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
+                                   int yOffset, int yStride) {
+        float[] levels = new float[vectorEnd];
+        for (int r = rowStart; r < rowEnd; r++) {
+            dotBatchVector(r, x, xOffset, tokens, y, yOffset + r, yStride, levels);
         }
     }
 
-    /** Four tokens per pass over the row; per token exactly the operations of {@link #dotVector}. */
-    private void dot4(int row, float[] x, int x0, float[] y, int y0, int yStride) {
-        int x1 = x0 + cols;
-        int x2 = x1 + cols;
-        int x3 = x2 + cols;
+    private void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride,
+                                float[] levels) {
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
-        FloatVector acc0 = FloatVector.zero(Lanes.FLOATS);
-        FloatVector acc1 = acc0;
-        FloatVector acc2 = acc0;
-        FloatVector acc3 = acc0;
-        FloatVector p0 = acc0;
-        FloatVector p1 = acc0;
-        FloatVector p2 = acc0;
-        FloatVector p3 = acc0;
-        int j = 0;
-        for (; j < vectorEnd; j += Lanes.COUNT) {
-            FloatVector w = (FloatVector) levels(rowCodes, j).convert(VectorOperators.I2F, 0);
-            p0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), p0);
-            p1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), p1);
-            p2 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x2 + j), p2);
-            p3 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x3 + j), p3);
-            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
-                FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + j / block]);
-                acc0 = p0.fma(d, acc0);
-                acc1 = p1.fma(d, acc1);
-                acc2 = p2.fma(d, acc2);
-                acc3 = p3.fma(d, acc3);
-                p0 = FloatVector.zero(Lanes.FLOATS);
-                p1 = p0;
-                p2 = p0;
-                p3 = p0;
+        kernel.levels(row, levels);
+        int t = 0;
+        for (; t + 2 <= tokens; t += 2) {
+            int x0 = xOffset + t * cols;
+            int y0 = yOffset + t * yStride;
+            kernel.twoFromLevels(row, levels, x, x0, x0 + cols, y, y0, y0 + yStride);
+            if (vectorEnd < cols) {
+                y[y0] = tail(rowCodes, s, x, x0, y[y0]);
+                y[y0 + yStride] = tail(rowCodes, s, x, x0 + cols, y[y0 + yStride]);
             }
         }
-        float s0 = Lanes.sumInOrder(acc0);
-        float s1 = Lanes.sumInOrder(acc1);
-        float s2 = Lanes.sumInOrder(acc2);
-        float s3 = Lanes.sumInOrder(acc3);
-        for (; j < cols; j++) {
-            float w = scales[s + j / block] * level(rowCodes, j);
-            s0 += w * x[x0 + j];
-            s1 += w * x[x1 + j];
-            s2 += w * x[x2 + j];
-            s3 += w * x[x3 + j];
+        if (t < tokens) {
+            int x0 = xOffset + t * cols;
+            y[yOffset + t * yStride] = tail(rowCodes, s, x, x0, kernel.oneFromLevels(row, levels, x, x0));
         }
-        y[y0] = s0;
-        y[y0 + yStride] = s1;
-        y[y0 + 2 * yStride] = s2;
-        y[y0 + 3 * yStride] = s3;
     }
 
     // ---------------------------------------------------------------- int8 activations
@@ -262,10 +238,10 @@ public final class BlockCodeWeights extends PackedWeights {
         FloatVector acc = FloatVector.zero(Lanes.FLOATS);
         IntVector partial = IntVector.zero(Lanes.INTS);
         int j = 0;
-        for (; j < vectorEnd; j += Lanes.COUNT) {
+        for (; j < int8VectorEnd; j += Lanes.COUNT) {
             IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
             partial = levels(rowCodes, j).mul(q).add(partial);
-            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
+            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == int8VectorEnd) {
                 int b = j / block;
                 FloatVector scale = FloatVector.broadcast(Lanes.FLOATS, scales[s + b] * aScales[xs + b]);
                 acc = ((FloatVector) partial.convert(VectorOperators.I2F, 0)).fma(scale, acc);
@@ -316,13 +292,13 @@ public final class BlockCodeWeights extends PackedWeights {
         IntVector p2 = p0;
         IntVector p3 = p0;
         int j = 0;
-        for (; j < vectorEnd; j += Lanes.COUNT) {
+        for (; j < int8VectorEnd; j += Lanes.COUNT) {
             IntVector w = levels(rowCodes, j);
             p0 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c0 + j).castShape(Lanes.INTS, 0)).add(p0);
             p1 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c1 + j).castShape(Lanes.INTS, 0)).add(p1);
             p2 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c2 + j).castShape(Lanes.INTS, 0)).add(p2);
             p3 = w.mul((IntVector) ByteVector.fromArray(Lanes.BYTES, codes, c3 + j).castShape(Lanes.INTS, 0)).add(p3);
-            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == vectorEnd) {
+            if (((j + Lanes.COUNT) & blockMask) == 0 || j + Lanes.COUNT == int8VectorEnd) {
                 int b = j / block;
                 float d = scales[s + b];
                 acc0 = ((FloatVector) p0.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(Lanes.FLOATS, d * aScales[s0 + b]), acc0);

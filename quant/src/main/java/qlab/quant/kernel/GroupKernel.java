@@ -1,0 +1,316 @@
+package qlab.quant.kernel;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * The vector part of the f32-activation product of {@link BlockCodeWeights}: whole 32-value
+ * groups (values 32g .. 32g + 31 of a row, all inside full code units), one group per loop step.
+ *
+ * <p>Per group: the levels of its 32 values are decoded into {@link Lanes#COUNT}-lane float
+ * vectors and multiplied by the activations in a fixed tree — with 8 lanes two chains
+ * a = w0·x0 + w2·x2 and b = w1·x1 + w3·x3, then a + b; with 16 lanes one chain w0·x0 + w1·x1 —
+ * and the group sum goes into the row accumulator with one FMA by its block's scale. Every
+ * method below does exactly these operations per row and per token, so a pair of rows, four
+ * tokens and one row give the same bits.
+ *
+ * <p>One subclass per code width, each with its decode written out in the loop body: C2 then
+ * compiles each loop as one unit with the vectors in registers. (A shared loop calling a
+ * per-width decode method measured 5× slower: the decode was compiled on its own and not
+ * inlined, so every returned vector was boxed.)
+ */
+abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4, GroupKernel.CodesLow {
+    final MemorySegment data;
+    final long rowBytes;
+    final long codesOffset;
+    final float[] scales;
+    final int blocksPerRow;
+    final int groupShift;
+    final int groups;
+    final int cols;
+
+    GroupKernel(MemorySegment data, long rowBytes, long codesOffset, float[] scales, int blocksPerRow,
+                int block, int groups, int cols) {
+        this.data = data;
+        this.rowBytes = rowBytes;
+        this.codesOffset = codesOffset;
+        this.scales = scales;
+        this.blocksPerRow = blocksPerRow;
+        this.groupShift = Integer.numberOfTrailingZeros(block) - 5;
+        this.groups = groups;
+        this.cols = cols;
+    }
+
+    static GroupKernel of(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, float[] scales,
+                          int blocksPerRow, int block, int groups, int cols) {
+        return switch (grid.bits) {
+            case 8 -> new Codes8(data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+            case 4 -> new Codes4(grid, data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+            default -> new CodesLow(grid, data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+        };
+    }
+
+    /** Σ over the row's groups, lanes summed in order: the row's dot product without its tail. */
+    abstract float row(int row, float[] x, int xOffset);
+
+    /** The levels of the row's groups, as floats (exact small integers), into dst[0 .. 32 × groups). */
+    abstract void levels(int row, float[] dst);
+
+    /**
+     * {@link #row} for two tokens (x at x0 and x1) from levels decoded by {@link #levels}: the same
+     * tree and the same FMAs, with the level vectors loaded instead of decoded, so the same bits.
+     * Prefill decodes a row once and runs this over every pair of tokens.
+     */
+    final void twoFromLevels(int row, float[] lv, float[] x, int x0, int x1, float[] y, int y0, int y1) {
+        int s = row * blocksPerRow;
+        FloatVector acc0 = FloatVector.zero(Lanes.FLOATS);
+        FloatVector acc1 = acc0;
+        for (int g = 0; g < groups; g++) {
+            int o = g << 5;
+            FloatVector d = scale(s, g);
+            if (Lanes.COUNT == 8) {
+                FloatVector w0 = x(lv, o);
+                FloatVector w1 = x(lv, o + 8);
+                FloatVector w2 = x(lv, o + 16);
+                FloatVector w3 = x(lv, o + 24);
+                acc0 = tree(w0, w1, w2, w3, x, x0 + o).fma(d, acc0);
+                acc1 = tree(w0, w1, w2, w3, x, x1 + o).fma(d, acc1);
+            } else {
+                FloatVector w0 = x(lv, o);
+                FloatVector w1 = x(lv, o + 16);
+                acc0 = chain(w0, w1, x, x0 + o).fma(d, acc0);
+                acc1 = chain(w0, w1, x, x1 + o).fma(d, acc1);
+            }
+        }
+        y[y0] = Lanes.sumInOrder(acc0);
+        y[y1] = Lanes.sumInOrder(acc1);
+    }
+
+    /** {@link #twoFromLevels} for one token. */
+    final float oneFromLevels(int row, float[] lv, float[] x, int x0) {
+        int s = row * blocksPerRow;
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        for (int g = 0; g < groups; g++) {
+            int o = g << 5;
+            FloatVector sum = Lanes.COUNT == 8
+                    ? tree(x(lv, o), x(lv, o + 8), x(lv, o + 16), x(lv, o + 24), x, x0 + o)
+                    : chain(x(lv, o), x(lv, o + 16), x, x0 + o);
+            acc = sum.fma(scale(s, g), acc);
+        }
+        return Lanes.sumInOrder(acc);
+    }
+
+    static IntVector bytesToInts(MemorySegment data, long at) {
+        return (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, at, ByteOrder.LITTLE_ENDIAN)
+                .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+    }
+
+    static FloatVector bytesToFloats(MemorySegment data, long at) {
+        return (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, at, ByteOrder.LITTLE_ENDIAN)
+                .castShape(Lanes.FLOATS, 0);
+    }
+
+    static FloatVector floats(IntVector v) {
+        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+    }
+
+    static FloatVector x(float[] x, int at) {
+        return FloatVector.fromArray(Lanes.FLOATS, x, at);
+    }
+
+    /** The 8-lane group tree with the levels decoded. */
+    static FloatVector tree(FloatVector w0, FloatVector w1, FloatVector w2, FloatVector w3, float[] x, int xo) {
+        FloatVector a = w0.mul(x(x, xo));
+        FloatVector b = w1.mul(x(x, xo + 8));
+        a = w2.fma(x(x, xo + 16), a);
+        b = w3.fma(x(x, xo + 24), b);
+        return a.add(b);
+    }
+
+    /** The 16-lane group chain with the levels decoded. */
+    static FloatVector chain(FloatVector w0, FloatVector w1, float[] x, int xo) {
+        return w1.fma(x(x, xo + 16), w0.mul(x(x, xo)));
+    }
+
+    FloatVector scale(int s, int g) {
+        return FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]);
+    }
+
+    /** 8-bit codes: a group is 32 consecutive signed bytes. */
+    static final class Codes8 extends GroupKernel {
+        Codes8(MemorySegment data, long rowBytes, long codesOffset, float[] scales, int blocksPerRow, int block,
+               int groups, int cols) {
+            super(data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+        }
+
+        @Override
+        float row(int row, float[] x, int xOffset) {
+            long codes = row * rowBytes + codesOffset;
+            int s = row * blocksPerRow;
+            FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+            for (int g = 0; g < groups; g++) {
+                long p = codes + ((long) g << 5);
+                int xo = xOffset + (g << 5);
+                FloatVector sum;
+                if (Lanes.COUNT == 8) {
+                    sum = tree(bytesToFloats(data, p), bytesToFloats(data, p + 8), bytesToFloats(data, p + 16),
+                            bytesToFloats(data, p + 24), x, xo);
+                } else {
+                    sum = chain(bytesToFloats(data, p), bytesToFloats(data, p + 16), x, xo);
+                }
+                acc = sum.fma(scale(s, g), acc);
+            }
+            return Lanes.sumInOrder(acc);
+        }
+
+        @Override
+        void levels(int row, float[] dst) {
+            long codes = row * rowBytes + codesOffset;
+            for (int j = 0; j < groups << 5; j += Lanes.COUNT) {
+                bytesToFloats(data, codes + j).intoArray(dst, j);
+            }
+        }
+    }
+
+    /**
+     * 4-bit codes: a group is one 16-byte unit, values 0..15 in the low nibbles, 16..31 in the
+     * high ones (bytes zero-extended, so the high nibble needs only a shift); level = code − offset.
+     */
+    static final class Codes4 extends GroupKernel {
+        private final int offset;
+
+        Codes4(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, float[] scales, int blocksPerRow,
+               int block, int groups, int cols) {
+            super(data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+            if (grid.step != 1) {
+                throw new IllegalArgumentException("4-bit kernel needs a step-1 grid, got " + grid);
+            }
+            this.offset = grid.offset;
+        }
+
+        @Override
+        float row(int row, float[] x, int xOffset) {
+            long codes = row * rowBytes + codesOffset;
+            int s = row * blocksPerRow;
+            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
+            IntVector off = IntVector.broadcast(Lanes.INTS, offset);
+            FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+            for (int g = 0; g < groups; g++) {
+                long p = codes + ((long) g << 4);
+                int xo = xOffset + (g << 5);
+                FloatVector sum;
+                if (Lanes.COUNT == 8) {
+                    IntVector v0 = bytesToInts(data, p);
+                    IntVector v1 = bytesToInts(data, p + 8);
+                    sum = tree(floats(v0.and(low).sub(off)), floats(v1.and(low).sub(off)),
+                            floats(v0.lanewise(VectorOperators.LSHR, 4).sub(off)),
+                            floats(v1.lanewise(VectorOperators.LSHR, 4).sub(off)), x, xo);
+                } else {
+                    IntVector v = bytesToInts(data, p);
+                    sum = chain(floats(v.and(low).sub(off)), floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)), x, xo);
+                }
+                acc = sum.fma(scale(s, g), acc);
+            }
+            return Lanes.sumInOrder(acc);
+        }
+
+        @Override
+        void levels(int row, float[] dst) {
+            long codes = row * rowBytes + codesOffset;
+            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
+            IntVector off = IntVector.broadcast(Lanes.INTS, offset);
+            for (int g = 0; g < groups; g++) {
+                long p = codes + ((long) g << 4);
+                int o = g << 5;
+                for (int h = 0; h < 16; h += Lanes.COUNT) {
+                    IntVector v = bytesToInts(data, p + h);
+                    floats(v.and(low).sub(off)).intoArray(dst, o + h);
+                    floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)).intoArray(dst, o + 16 + h);
+                }
+            }
+        }
+    }
+
+    /**
+     * 2- and 1-bit codes: a 16-byte unit holds 128/bits values, so a group is two bit fields of the
+     * unit's bytes (fields 2k and 2k + 1 for the unit's k-th group); level = step × code − offset.
+     */
+    static final class CodesLow extends GroupKernel {
+        private final int bits;
+        private final int mask;
+        private final int step;
+        private final int offset;
+        private final int groupsPerUnitShift;
+
+        CodesLow(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, float[] scales, int blocksPerRow,
+                 int block, int groups, int cols) {
+            super(data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+            if (grid.bits != 2 && grid.bits != 1) {
+                throw new IllegalArgumentException("low-bit kernel needs 1- or 2-bit codes, got " + grid);
+            }
+            this.bits = grid.bits;
+            this.mask = (1 << grid.bits) - 1;
+            this.step = grid.step;
+            this.offset = grid.offset;
+            this.groupsPerUnitShift = Integer.numberOfTrailingZeros(CodePacking.unitValues(grid.bits) / 32);
+        }
+
+        private long unit(long codes, int g) {
+            return codes + ((long) (g >>> groupsPerUnitShift) << 4);
+        }
+
+        private int shift(int g) {
+            return (g & ((1 << groupsPerUnitShift) - 1)) * 2 * bits;
+        }
+
+        private FloatVector levels(IntVector v, int shift) {
+            IntVector c = v.lanewise(VectorOperators.LSHR, shift).and(mask);
+            if (step == 2) {
+                c = c.add(c);
+            }
+            return floats(c.sub(offset));
+        }
+
+        @Override
+        float row(int row, float[] x, int xOffset) {
+            long codes = row * rowBytes + codesOffset;
+            int s = row * blocksPerRow;
+            FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+            for (int g = 0; g < groups; g++) {
+                long p = unit(codes, g);
+                int sh = shift(g);
+                int xo = xOffset + (g << 5);
+                FloatVector sum;
+                if (Lanes.COUNT == 8) {
+                    IntVector v0 = bytesToInts(data, p);
+                    IntVector v1 = bytesToInts(data, p + 8);
+                    sum = tree(levels(v0, sh), levels(v1, sh), levels(v0, sh + bits), levels(v1, sh + bits), x, xo);
+                } else {
+                    IntVector v = bytesToInts(data, p);
+                    sum = chain(levels(v, sh), levels(v, sh + bits), x, xo);
+                }
+                acc = sum.fma(scale(s, g), acc);
+            }
+            return Lanes.sumInOrder(acc);
+        }
+
+        @Override
+        void levels(int row, float[] dst) {
+            long codes = row * rowBytes + codesOffset;
+            for (int g = 0; g < groups; g++) {
+                long p = unit(codes, g);
+                int sh = shift(g);
+                int o = g << 5;
+                for (int h = 0; h < 16; h += Lanes.COUNT) {
+                    IntVector v = bytesToInts(data, p + h);
+                    levels(v, sh).intoArray(dst, o + h);
+                    levels(v, sh + bits).intoArray(dst, o + 16 + h);
+                }
+            }
+        }
+    }
+}
