@@ -37,6 +37,8 @@ import qlab.quant.QuantizedMatrix;
  *
  * Score: products per second; the {@code bytes} counter is the bytes the kernels read per second
  * (codes plus f32 scales), i.e. the effective bandwidth. Compare with {@link ReadBandwidthBenchmark}.
+ * With {@code -p tokens=64} each product multiplies 64 activation rows (a prefill), and the
+ * {@code macs} counter gives the multiply-adds per second the batched kernels reach.
  * Run e.g. {@code java -cp 'bench/target/qlab-bench.jar:bench/target/lib/*' org.openjdk.jmh.Main MatVecBenchmark}.
  */
 @State(Scope.Benchmark)
@@ -67,17 +69,25 @@ public class MatVecBenchmark {
     @Param({"1"})
     public int threads;
 
+    /**
+     * Activation rows per product: 1 is a decode step; more is prefill or batched decode, where
+     * the batched kernels read each weight once for all rows and compute, not memory, bounds them.
+     */
+    @Param({"1"})
+    public int tokens;
+
     private QuantizedMatrix[] ring;
     private int next;
     private float[] x;
     private float[] y;
     private WorkerPool pool;
 
-    /** Bytes read by the kernels, reported per second. */
+    /** Bytes read by the kernels and multiply-adds done, reported per second. */
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.OPERATIONS)
     public static class Traffic {
         public long bytes;
+        public long macs;
     }
 
     @Setup(Level.Trial)
@@ -111,11 +121,11 @@ public class MatVecBenchmark {
             copy.copyFrom(source.data());
             ring[i] = new QuantizedMatrix(f, copy, rows, cols, int8);
         }
-        x = new float[cols];
-        for (int i = 0; i < cols; i++) {
+        x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
             x[i] = (float) rnd.nextGaussian();
         }
-        y = new float[rows];
+        y = new float[tokens * rows];
     }
 
     @TearDown(Level.Trial)
@@ -127,10 +137,12 @@ public class MatVecBenchmark {
     public float matVec(Traffic traffic) {
         QuantizedMatrix m = ring[next];
         next = next + 1 == ring.length ? 0 : next + 1;
-        Object prepared = m.prepare(x, 1);
+        int n = tokens;
+        Object prepared = m.prepare(x, n);
         float[] out = y;
-        pool.forRange(m.rows(), 16, (start, end) -> m.matmul(x, prepared, 1, out, m.rows(), 0, start, end));
+        pool.forRange(m.rows(), 16, (start, end) -> m.matmul(x, prepared, n, out, m.rows(), 0, start, end));
         traffic.bytes += m.byteSize();
+        traffic.macs += (long) m.rows() * m.cols() * n;
         return out[0];
     }
 }

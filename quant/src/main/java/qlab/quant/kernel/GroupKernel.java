@@ -14,14 +14,18 @@ import jdk.incubator.vector.VectorOperators;
  * <p>Per group: the levels of its 32 values are decoded into {@link Lanes#COUNT}-lane float
  * vectors and multiplied by the activations in a fixed tree — with 8 lanes two chains
  * a = w0·x0 + w2·x2 and b = w1·x1 + w3·x3, then a + b; with 16 lanes one chain w0·x0 + w1·x1 —
- * and the group sum goes into the row accumulator with one FMA by its block's scale. Every
- * method below does exactly these operations per row and per token, so a pair of rows, four
- * tokens and one row give the same bits.
+ * and the group sum goes into the row accumulator with one FMA by its block's scale. Decode runs
+ * {@link #row}; prefill and batched decode decode a row's levels once ({@link #levels}) and run
+ * {@link #twoFromLevels} over pairs of tokens. Both do exactly these operations per row and
+ * token, so batched and single-token products give the same bits.
  *
  * <p>One subclass per code width, each with its decode written out in the loop body: C2 then
- * compiles each loop as one unit with the vectors in registers. (A shared loop calling a
- * per-width decode method measured 5× slower: the decode was compiled on its own and not
- * inlined, so every returned vector was boxed.)
+ * compiles each loop as one unit with the vectors in registers. A shared loop calling a per-width
+ * decode method measured 5× slower: the decode was compiled on its own and not inlined, so every
+ * vector it returned was boxed. For the same reason loop bodies stay small: C2 stops inlining
+ * once a method's parse reaches its node limit (NodeCountInliningCutoff), and a two-row q4 decode
+ * loop or a four-token loop went past it (measured 10× slower), so decode takes one row and
+ * prefill two tokens per pass.
  */
 abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4, GroupKernel.CodesLow {
     final MemorySegment data;
