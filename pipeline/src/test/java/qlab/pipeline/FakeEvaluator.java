@@ -208,6 +208,11 @@ public final class FakeEvaluator implements Evaluator {
     }
 
     /** Reads back "fake checkpoint q4_8+attn=q8_0/128 ..." so quality depends on what was quantized. */
+    @Override
+    public void release() {
+        count(settings.scenario(), "release");
+    }
+
     private static QuantSpec specFromHeader(String header) {
         String mix = header.split(" ")[2];
         String[] mixAndGroup = mix.split("/");

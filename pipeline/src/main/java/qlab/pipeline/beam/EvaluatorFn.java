@@ -9,7 +9,7 @@ import qlab.pipeline.results.Journal;
 
 /**
  * A stage's work on one group of configs that share a content key, with an evaluator opened on the
- * worker at {@code @Setup} and closed at {@code @Teardown}. Groups under {@link Outcomes#PASS}
+ * worker at {@code @Setup}, released at the end of each bundle and closed at {@code @Teardown}. Groups under {@link Outcomes#PASS}
  * (configs already finished, or not needing this stage) pass through untouched.
  */
 abstract class EvaluatorFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, ConfigOutcome> {
@@ -25,6 +25,12 @@ abstract class EvaluatorFn extends DoFn<KV<String, Iterable<ConfigOutcome>>, Con
     @Setup
     public void setup() throws Exception {
         evaluator.open();
+    }
+
+    /** Models the evaluator cached for this bundle are dropped: DoFn instances outlive their stage. */
+    @FinishBundle
+    public void finishBundle() {
+        evaluator.release();
     }
 
     @Teardown

@@ -32,6 +32,12 @@ final class EvaluatorHandle implements Serializable {
         return Path.of(cacheDir);
     }
 
+    void release() {
+        if (evaluator != null) {
+            evaluator.release();
+        }
+    }
+
     void close() throws Exception {
         if (evaluator != null) {
             evaluator.close();

@@ -192,9 +192,15 @@ public final class EngineEvaluator implements Evaluator {
     }
 
     @Override
+    public void release() {
+        loaded = null;
+        loadedLocation = null;
+    }
+
+    @Override
     public void close() {
         pool.close();
-        loaded = null;
+        release();
     }
 
     // ----------------------------------------------------------------------------------------

@@ -80,6 +80,8 @@ class SweepPipelineTest {
         assertEquals(1, FakeEvaluator.calls("e2e", "imatrix"));
         assertEquals(13, FakeEvaluator.calls("e2e", "quantize"));
         assertEquals(9, FakeEvaluator.calls("e2e", "quality"));
+        // Workers let go of cached models at each bundle's end (each stage runs at least one bundle).
+        assertTrue(FakeEvaluator.calls("e2e", "release") >= 5, "release calls: " + FakeEvaluator.calls("e2e", "release"));
         assertEquals(16, FakeEvaluator.calls("e2e", "throughput"));
         assertEquals(0, FakeEvaluator.calls("e2e", "throughput-not-alone"), "a throughput measurement overlapped other work");
 
