@@ -3,6 +3,8 @@ package qlab.pipeline;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -72,6 +74,38 @@ public final class FakeEvaluator implements Evaluator {
 
     private void leave() {
         ACTIVE.get(settings.scenario()).decrementAndGet();
+    }
+
+    /** Per throughput measurement, the other threads' CPU time while it slept over the time it slept. */
+    private static final Map<String, List<Double>> BESIDE_THROUGHPUT = new ConcurrentHashMap<>();
+
+    /**
+     * The median share of a core that the process's other Java threads used while a throughput
+     * measurement slept: near 0 when nothing runs beside a measurement, 1 or more when some thread
+     * spins (the DirectRunner's driver does, with more than one worker).
+     */
+    public static double busyBesideThroughput(String scenario) {
+        List<Double> t = BESIDE_THROUGHPUT.getOrDefault(scenario, List.of());
+        if (t.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> sorted;
+        synchronized (t) {
+            sorted = t.stream().sorted().toList();
+        }
+        return sorted.get(sorted.size() / 2);
+    }
+
+    /** CPU time of every Java thread but this one (the JIT compiler's and the GC's are not Java threads). */
+    private static long otherThreadsCpuNanos() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long self = Thread.currentThread().threadId();
+        long sum = 0;
+        for (long id : threads.getAllThreadIds()) {
+            long t = id == self ? -1 : threads.getThreadCpuTime(id);
+            sum += Math.max(t, 0);
+        }
+        return sum;
     }
 
     private static int count(String scenario, String operation) {
@@ -190,7 +224,14 @@ public final class FakeEvaluator implements Evaluator {
             if (ACTIVE.get(settings.scenario()).get() != 1) {
                 count(settings.scenario(), "throughput-not-alone");
             }
-            Thread.sleep(15);
+            long cpu = otherThreadsCpuNanos();
+            long wall = System.nanoTime();
+            Thread.sleep(40);
+            double beside = (double) (otherThreadsCpuNanos() - cpu) / (System.nanoTime() - wall);
+            List<Double> all = BESIDE_THROUGHPUT.computeIfAbsent(settings.scenario(), k -> new ArrayList<>());
+            synchronized (all) {
+                all.add(beside);
+            }
         } finally {
             leave();
         }

@@ -46,7 +46,10 @@ final class Outcomes {
     /** Finishes a config: counts it and journals its row before it moves on. */
     static ConfigOutcome finish(ConfigOutcome o, ConfigOutcome.Status status, String reason, Journal journal) {
         ConfigOutcome done = o.finish(status, reason);
-        journal.record(done);
+        if (status != ConfigOutcome.Status.SKIPPED) {
+            // A skipped row costs nothing to make again: a killed run's successor adds it anew.
+            journal.record(done);
+        }
         switch (status) {
             case OK -> OK_COUNT.inc();
             case SKIPPED -> SKIPPED_COUNT.inc();

@@ -159,8 +159,19 @@ public final class SweepPipeline {
     private static Map<String, Long> execute(Pipeline p, SweepOptions options, SweepPlan plan, Path journalDir,
                                              PrintStream err) {
         if (options.getRunner().getSimpleName().equals("DirectRunner")) {
+            DirectOptions direct = options.as(DirectOptions.class);
             // Return from run() at once, so that its metrics can be read while it works.
-            options.as(DirectOptions.class).setBlockOnRun(false);
+            direct.setBlockOnRun(false);
+            if (plan.throughputs() > 0 && direct.getTargetParallelism() > 1) {
+                // The DirectRunner's driver shares the worker pool and re-submits itself without
+                // pause while any work is outstanding: with two or more workers it keeps a core busy
+                // beside every throughput measurement (half the tok/s on 2 cores). With one worker it
+                // cannot run while a measurement does. Quality work loses little: each evaluation
+                // already uses every core.
+                err.println("DirectRunner: 1 worker instead of " + direct.getTargetParallelism()
+                        + ", so that nothing runs beside the throughput measurements");
+                direct.setTargetParallelism(1);
+            }
         }
         SweepProgress progress = options.getProgress() ? new SweepProgress(plan, err) : null;
         AtomicReference<PipelineResult> running = new AtomicReference<>();

@@ -29,7 +29,8 @@ final class SweepProgress {
      * Redraws the line.
      *
      * @param counters  the pipeline's counters as far as committed
-     * @param finishedNow configs finished so far as the journal shows them (ahead of the counters)
+     * @param finishedNow configs finished ok or failed so far as the journal shows them (ahead of the
+     *                    counters; skipped rows are not journaled)
      */
     void update(Map<String, Long> counters, long finishedNow) {
         String line = line(counters, finishedNow, elapsedMillis());
@@ -46,8 +47,9 @@ final class SweepProgress {
     }
 
     String line(Map<String, Long> c, long finishedNow, long elapsedMs) {
-        long committed = get(c, Outcomes.OK) + get(c, Outcomes.SKIPPED) + get(c, Outcomes.FAILED);
-        long finished = Math.min(Math.max(committed, finishedNow), plan.configs());
+        long committed = get(c, Outcomes.OK) + get(c, Outcomes.FAILED);
+        long skipped = get(c, Outcomes.SKIPPED);
+        long finished = Math.min(skipped + Math.max(committed, finishedNow), plan.configs());
         String[] names = {"prepare", "imatrix", "quantize", "quality", "throughput"};
         String[] counters = {Outcomes.MODELS, Outcomes.IMATRICES, Outcomes.CHECKPOINTS, Outcomes.QUALITY,
                 Outcomes.THROUGHPUT};

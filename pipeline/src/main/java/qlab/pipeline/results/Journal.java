@@ -7,8 +7,9 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * Each row of a run written to its own small Parquet file the moment its config is finished, so a
- * killed sweep loses nothing that was done. The run's final file is written by the pipeline at the
+ * Each measured row of a run (ok or failed) written to its own small Parquet file the moment its
+ * config is finished, so a killed sweep loses nothing that was done. Skipped rows are not journaled:
+ * they cost nothing, and the next run adds them. The run's final file is written by the pipeline at the
  * end; the journal of a finished run is then deleted, and the journal of a killed run is turned into
  * that run's result file by {@link ResultStore#recoverInterrupted()} when the next sweep starts.
  */

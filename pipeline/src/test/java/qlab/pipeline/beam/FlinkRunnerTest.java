@@ -1,6 +1,7 @@
 package qlab.pipeline.beam;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Path;
@@ -56,6 +57,8 @@ class FlinkRunnerTest {
         assertEquals(d.skipped(), f.skipped());
         assertEquals(FakeEvaluator.calls("flink-direct", "quantize"), FakeEvaluator.calls("flink", "quantize"));
         assertEquals(0, FakeEvaluator.calls("flink", "throughput-not-alone"));
+        double beside = FakeEvaluator.busyBesideThroughput("flink");
+        assertTrue(beside < 0.5, "cores busy beside a throughput measurement on Flink (median): " + beside);
         List<Map<String, Object>> flinkRows = SweepPipelineTest.duck(f.resultFile().toString());
         List<Map<String, Object>> directRows = SweepPipelineTest.duck(d.resultFile().toString());
         assertEquals(34, flinkRows.size());
