@@ -76,6 +76,10 @@ public class MatVecBenchmark {
     @Param({"1"})
     public int tokens;
 
+    /** Batched products (tokens > 1) of integer formats: the dequantized tile, or the exact block kernels. */
+    @Param({"exact"})
+    public String batched;
+
     private QuantizedMatrix[] ring;
     private int next;
     private float[] x;
@@ -119,7 +123,7 @@ public class MatVecBenchmark {
                     ? MemorySegment.ofArray(new byte[Math.toIntExact(bytes)])
                     : arena.allocate(bytes, 64);
             copy.copyFrom(source.data());
-            ring[i] = new QuantizedMatrix(f, copy, rows, cols, int8);
+            ring[i] = new QuantizedMatrix(f, copy, rows, cols, int8, batched.equals("tiled") ? 2 : Integer.MAX_VALUE);
         }
         x = new float[tokens * cols];
         for (int i = 0; i < x.length; i++) {

@@ -14,7 +14,8 @@ import qlab.quant.kernel.Lanes;
  * one unless {@code -Dqlab.vector=false} or the CPU has fewer than 8 float lanes. The batched kernels compute, for each of {@code tokens}
  * activation rows, bitwise the same value as the single-row kernel of the same kind: they do the
  * same operations per token in the same order, only reading each weight chunk once for up to four
- * tokens. All kernels are thread-safe.
+ * tokens. {@link #dotBatchRowsTiled} is the exception: faster, and equal to the others only within
+ * rounding. All kernels are thread-safe.
  */
 public abstract class PackedWeights {
 
@@ -43,6 +44,40 @@ public abstract class PackedWeights {
 
     /** Row {@code row}, dequantized into dst[dstOffset .. dstOffset + cols). */
     public abstract void dequantizeRow(int row, float[] dst, int dstOffset);
+
+    /** {@link #dequantizeRow} by vector code where a format has it: the same values, bit for bit. */
+    public void dequantizeRowVector(int row, float[] dst, int dstOffset) {
+        dequantizeRow(row, dst, dstOffset);
+    }
+
+    /**
+     * Whether batched products are faster through {@link #dotBatchRowsTiled} (rows dequantized
+     * once per call, then an f32 register tile) than through {@link #dotBatchRows}.
+     */
+    public boolean tilesBatches() {
+        return false;
+    }
+
+    /**
+     * Batched product over dequantized row blocks ({@link qlab.quant.kernel.DequantizedTile}):
+     * y[yOffset + r + t × yStride] for rows [rowStart, rowEnd) and every token. Each cell is the f32
+     * dot product of the dequantized row with the token's activations, computed the same way
+     * whatever the batch and the row split, but not bitwise equal to {@link #dot}: the block
+     * kernels multiply a group's sum by its scale, this multiplies each weight. The scalar path
+     * ({@code -Dqlab.vector=false}) is {@link #dotScalar} per cell.
+     */
+    public final void dotBatchRowsTiled(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
+                                        int yOffset, int yStride) {
+        if (VECTOR_ENABLED) {
+            qlab.quant.kernel.DequantizedTile.rows(this, rowStart, rowEnd, x, xOffset, tokens, y, yOffset, yStride);
+        } else {
+            for (int r = rowStart; r < rowEnd; r++) {
+                for (int t = 0; t < tokens; t++) {
+                    y[yOffset + r + t * yStride] = dotScalar(r, x, xOffset + t * cols);
+                }
+            }
+        }
+    }
 
     /** Scalar reference: W[row, :] · x[xOffset .. xOffset + cols). */
     public abstract float dotScalar(int row, float[] x, int xOffset);

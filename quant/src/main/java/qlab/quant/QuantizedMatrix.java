@@ -8,7 +8,9 @@ import qlab.engine.util.WorkerPool;
 
 /**
  * A weight matrix [rows, cols] in any registered format, multiplied by its format's kernels.
- * Decode (tokens == 1) uses the single-row kernel, prefill and batched decode the batched one.
+ * Decode (tokens == 1) uses the single-row kernel, prefill and batched decode the batched one
+ * (for integer formats, from {@link #TILED_FROM_TOKENS} tokens on, the dequantized-tile kernel; see
+ * {@link #BATCHED_PROPERTY}).
  *
  * <p>Activations: integer formats can take them as f32 or quantized to int8 once per product in
  * {@link #prepare}. The default is f32 (set {@code -Dqlab.quant.activations=int8} to change it).
@@ -22,11 +24,27 @@ import qlab.engine.util.WorkerPool;
  */
 public final class QuantizedMatrix implements Matrix {
     public static final String ACTIVATIONS_PROPERTY = "qlab.quant.activations";
+    /**
+     * Batched products of integer formats: {@code auto} (the default) runs the exact block kernels,
+     * whose results are bitwise those of single-token decode, below {@link #TILED_FROM_TOKENS}
+     * tokens (batched decode) and the dequantized-tile kernel from there on (prefill);
+     * {@code tiled} runs the tile for every batch, {@code exact} never.
+     */
+    public static final String BATCHED_PROPERTY = "qlab.quant.batched";
+    /**
+     * Where the tile starts to pay for dequantizing its rows. q4_0, 2 threads, this AVX2 machine
+     * (tile ÷ block kernels, G multiply-adds/s): 4864×896 at 8/16/32 tokens 0.89/0.91/1.13,
+     * 896×4864 at 16 tokens 1.16, 151936×896 at 16/64 tokens 0.82/1.06; whole-model prefill of 64
+     * tokens 1.23 (60 vs 49 tok/s), batch-16 decode no faster (35 vs 38 tok/s).
+     */
+    public static final int TILED_FROM_TOKENS = 32;
+    private static final int TILED_FROM = tiledFrom();
 
     private final QuantFormat format;
     private final MemorySegment data;
     private final PackedWeights weights;
     private final boolean int8Activations;
+    private final int tiledFrom;
 
     /** Over stored rows in {@code data} (e.g. a memory-mapped file slice), activation path from the property. */
     public QuantizedMatrix(QuantFormat format, MemorySegment data, int rows, int cols) {
@@ -37,6 +55,17 @@ public final class QuantizedMatrix implements Matrix {
      * @param int8Activations use the int8-activation kernels (ignored for float formats)
      */
     public QuantizedMatrix(QuantFormat format, MemorySegment data, int rows, int cols, boolean int8Activations) {
+        this(format, data, rows, cols, int8Activations, TILED_FROM);
+    }
+
+    /**
+     * @param int8Activations use the int8-activation kernels (ignored for float formats)
+     * @param tiledFrom       batched products of this many tokens or more go through the
+     *                        dequantized-tile kernel where the format has it (2: all; {@link
+     *                        Integer#MAX_VALUE}: none)
+     */
+    public QuantizedMatrix(QuantFormat format, MemorySegment data, int rows, int cols, boolean int8Activations,
+                           int tiledFrom) {
         if (rows <= 0 || cols <= 0) {
             throw new QlabException("quantized matrix: shape [" + rows + ", " + cols + "] must be positive");
         }
@@ -49,6 +78,18 @@ public final class QuantizedMatrix implements Matrix {
         this.data = data.asSlice(0, need);
         this.weights = format.pack(this.data, rows, cols);
         this.int8Activations = int8Activations && weights.hasInt8Path();
+        this.tiledFrom = weights.tilesBatches() && !this.int8Activations ? Math.max(2, tiledFrom) : Integer.MAX_VALUE;
+    }
+
+    private static int tiledFrom() {
+        String v = System.getProperty(BATCHED_PROPERTY, "auto");
+        return switch (v) {
+            case "auto" -> TILED_FROM_TOKENS;
+            case "tiled" -> 2;
+            case "exact" -> Integer.MAX_VALUE;
+            default -> throw new QlabException("system property " + BATCHED_PROPERTY + " is \"" + v
+                    + "\"; valid values: auto, tiled, exact");
+        };
     }
 
     private static boolean defaultInt8Activations() {
@@ -117,6 +158,14 @@ public final class QuantizedMatrix implements Matrix {
         return int8Activations;
     }
 
+    /**
+     * Whether a batched product of {@code tokens} tokens runs {@link PackedWeights#dotBatchRowsTiled}
+     * (else the block kernels, bitwise equal to single-token decode).
+     */
+    public boolean tiles(int tokens) {
+        return tokens >= tiledFrom;
+    }
+
     /** Storage bytes: rows × bytesPerRow, as in a quantized file. */
     public long storageBytes() {
         return data.byteSize();
@@ -168,6 +217,8 @@ public final class QuantizedMatrix implements Matrix {
             for (int r = rowStart; r < rowEnd; r++) {
                 y[yOffset + r] = weights.dot(r, x, 0);
             }
+        } else if (tokens >= tiledFrom) {
+            weights.dotBatchRowsTiled(rowStart, rowEnd, x, 0, tokens, y, yOffset, yStride);
         } else {
             weights.dotBatchRows(rowStart, rowEnd, x, 0, tokens, y, yOffset, yStride);
         }

@@ -126,4 +126,63 @@ class FormatKernelTest {
         assertTrue(checks > 0);
         System.out.printf("%-12s %6d kernel checks, worst vector error %.3f of tolerance%n", format.label(), checks, worstRatio);
     }
+
+    /**
+     * The dequantized-tile batched kernel: within the same bound of the exact product, and each
+     * cell the same bits whatever the batch (all tokens at once, or one at a time) and the row
+     * split (a 4-row block plus single rows, or shifted by one).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("formats")
+    void tiledBatchesAgreeWithDequantizedDotWhateverTheBatch(QuantFormat format) {
+        int rowsN = 6;
+        int tokens = 7;
+        int checks = 0;
+        for (int cols : new int[] {1, 8, 33, 127, 896}) {
+            for (RowCases kind : RowCases.values()) {
+                float[][] rows = new float[rowsN][];
+                for (int r = 0; r < rowsN; r++) {
+                    rows[r] = kind.row(cols, 7000L * cols + 10L * kind.ordinal() + r);
+                }
+                MemorySegment data = RowCases.quantize(format, rows, cols, null, 3);
+                PackedWeights w = format.pack(data, rowsN, cols);
+                float[] xs = RowCases.gaussian(X_OFFSET + tokens * cols + 3, cols * 17L + kind.ordinal());
+
+                float[] all = new float[2 + rowsN * tokens];
+                w.dotBatchRowsTiled(0, rowsN, xs, X_OFFSET, tokens, all, 2, rowsN);
+                float[] shifted = new float[2 + rowsN * tokens];
+                w.dotBatchRowsTiled(0, 1, xs, X_OFFSET, tokens, shifted, 2, rowsN);
+                w.dotBatchRowsTiled(1, rowsN, xs, X_OFFSET, tokens, shifted, 2, rowsN);
+                float[] deq = new float[cols];
+                float[] deqVector = new float[cols + 4];
+                for (int r = 0; r < rowsN; r++) {
+                    w.dequantizeRow(r, deq, 0);
+                    w.dequantizeRowVector(r, deqVector, 4);
+                    for (int j = 0; j < cols; j++) {
+                        assertEquals(Float.floatToIntBits(deq[j]), Float.floatToIntBits(deqVector[4 + j]),
+                                format + " width " + cols + " row " + r + " column " + j + ": vector dequantize");
+                    }
+                    for (int t = 0; t < tokens; t++) {
+                        int xo = X_OFFSET + t * cols;
+                        double ref = 0;
+                        double abs = 0;
+                        for (int j = 0; j < cols; j++) {
+                            ref += (double) deq[j] * xs[xo + j];
+                            abs += Math.abs((double) deq[j] * xs[xo + j]);
+                        }
+                        String where = format + " " + kind + " width " + cols + " row " + r + " token " + t;
+                        float cell = all[2 + r + t * rowsN];
+                        assertEquals(ref, cell, tolerance(cols, abs), where + " tiled");
+                        float[] one = new float[rowsN];
+                        w.dotBatchRowsTiled(0, rowsN, xs, xo, 1, one, 0, rowsN);
+                        assertEquals(Float.floatToIntBits(cell), Float.floatToIntBits(one[r]), where + " tiled, one token");
+                        assertEquals(Float.floatToIntBits(cell), Float.floatToIntBits(shifted[2 + r + t * rowsN]),
+                                where + " tiled, other row split");
+                        checks += 3;
+                    }
+                }
+            }
+        }
+        assertTrue(checks > 0);
+    }
 }

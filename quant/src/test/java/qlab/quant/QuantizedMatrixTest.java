@@ -55,18 +55,30 @@ class QuantizedMatrixTest {
             assertEquals(format.label(), a.format());
             for (boolean int8 : new boolean[] {false, true}) {
                 QuantizedMatrix m = new QuantizedMatrix(format, a.data(), ROWS, COLS, int8);
-                for (int tokens : new int[] {1, 5}) {
+                for (int tokens : new int[] {1, 5, QuantizedMatrix.TILED_FROM_TOKENS + 1}) {
                     float[] x = RowCases.gaussian(tokens * COLS, 77 + tokens);
                     float[] y1 = run(m, one, x, tokens);
                     float[] y2 = run(m, two, x, tokens);
                     assertArrayEquals(y1, y2, format + " int8=" + int8 + " tokens=" + tokens);
-                    // Batched (tokens > 1) and single-row products agree bitwise token by token.
+                    // Batched (tokens > 1) and single-row products agree bitwise token by token;
+                    // from TILED_FROM_TOKENS tokens integer formats run the tiled kernel, which
+                    // agrees bitwise with itself run on one token, and with the single-row kernel
+                    // within rounding (FormatKernelTest bounds both).
                     if (tokens > 1) {
                         for (int t = 0; t < tokens; t++) {
-                            float[] single = run(m, two, java.util.Arrays.copyOfRange(x, t * COLS, (t + 1) * COLS), 1);
+                            float[] xt = java.util.Arrays.copyOfRange(x, t * COLS, (t + 1) * COLS);
+                            float[] single = run(m, two, xt, 1);
+                            float[] tiledOne = new float[ROWS];
+                            m.weights().dotBatchRowsTiled(0, ROWS, xt, 0, 1, tiledOne, 0, ROWS);
                             for (int r = 0; r < ROWS; r++) {
-                                assertEquals(Float.floatToIntBits(single[2 + r]), Float.floatToIntBits(y1[t * (ROWS + 5) + 2 + r]),
-                                        format + " int8=" + int8 + " token " + t + " row " + r);
+                                float batched = y1[t * (ROWS + 5) + 2 + r];
+                                String where = format + " int8=" + int8 + " token " + t + " row " + r;
+                                if (m.tiles(tokens)) {
+                                    assertEquals(Float.floatToIntBits(tiledOne[r]), Float.floatToIntBits(batched), where);
+                                    assertEquals(single[2 + r], batched, 1e-5f * (1 + Math.abs(single[2 + r])), where);
+                                } else {
+                                    assertEquals(Float.floatToIntBits(single[2 + r]), Float.floatToIntBits(batched), where);
+                                }
                             }
                         }
                     }

@@ -46,16 +46,8 @@ public final class WindowScorer {
         return new Work(index, processed, (System.nanoTime() - t0) / 1e9);
     }
 
-    /** log(sum(exp(logits[offset .. offset+n)))) in float64, shifted by the maximum. */
+    /** log(sum(exp(logits[offset .. offset+n)))) in float64, shifted by the maximum: {@link LogSumExp}. */
     public static double logSumExp(float[] logits, int offset, int n) {
-        float max = Float.NEGATIVE_INFINITY;
-        for (int i = 0; i < n; i++) {
-            max = Math.max(max, logits[offset + i]);
-        }
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            sum += Math.exp((double) logits[offset + i] - max);
-        }
-        return max + Math.log(sum);
+        return LogSumExp.of(logits, offset, n);
     }
 }

@@ -131,6 +131,22 @@ public final class BlockCodeWeights extends PackedWeights {
         }
     }
 
+    /** {@link #dequantizeRow} with the whole groups done by {@link GroupKernel#dequantize}: the same bits. */
+    @Override
+    public void dequantizeRowVector(int row, float[] dst, int dstOffset) {
+        kernel.dequantize(row, dst, dstOffset);
+        long rowCodes = row * rowBytes + codesOffset;
+        int s = row * blocksPerRow;
+        for (int j = vectorEnd; j < cols; j++) {
+            dst[dstOffset + j] = scales[s + j / block] * level(rowCodes, j);
+        }
+    }
+
+    @Override
+    public boolean tilesBatches() {
+        return true;
+    }
+
     // ---------------------------------------------------------------- f32 activations
 
     @Override
@@ -180,7 +196,7 @@ public final class BlockCodeWeights extends PackedWeights {
                                 float[] levels) {
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
-        kernel.levels(row, levels);
+        kernel.levels(row, levels, 0);
         int t = 0;
         for (; t + 2 <= tokens; t += 2) {
             int x0 = xOffset + t * cols;
