@@ -265,7 +265,6 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         private final int step;
         private final int offset;
         private final int groupsPerUnitShift;
-        private final int groupsPerUnitMask;
         private final int stepShift;
 
         CodesLow(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, float[] scales, int blocksPerRow,
@@ -279,7 +278,6 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             this.step = grid.step;
             this.offset = grid.offset;
             this.groupsPerUnitShift = Integer.numberOfTrailingZeros(CodePacking.unitValues(grid.bits) / 32);
-            this.groupsPerUnitMask = (1 << groupsPerUnitShift) - 1;
             if (grid.step != 1 && grid.step != 2) {
                 throw new IllegalArgumentException("low-bit kernel needs a grid step of 1 or 2, got " + grid);
             }
@@ -316,8 +314,8 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             int up = stepShift;
             FloatVector acc = FloatVector.zero(Lanes.FLOATS);
             for (int g = 0; g < groups; g++) {
-                long p = codes + ((long) (g >>> groupsPerUnitShift) << 4);
-                int lo = (g & groupsPerUnitMask) * 2 * bits;
+                long p = unit(codes, g);
+                int lo = shift(g);
                 int hi = lo + bits;
                 int xo = xOffset + (g << 5);
                 FloatVector sum;
