@@ -1,5 +1,6 @@
 package qlab.quant;
 
+import qlab.quant.kernel.DequantizedTile;
 import qlab.quant.kernel.Lanes;
 
 /**
@@ -59,7 +60,7 @@ public abstract class PackedWeights {
     }
 
     /**
-     * Batched product over dequantized row blocks ({@link qlab.quant.kernel.DequantizedTile}):
+     * Batched product over dequantized row blocks ({@link DequantizedTile}):
      * y[yOffset + r + t × yStride] for rows [rowStart, rowEnd) and every token. Each cell is the f32
      * dot product of the dequantized row with the token's activations, computed the same way
      * whatever the batch and the row split, but not bitwise equal to {@link #dot}: the block
@@ -69,7 +70,7 @@ public abstract class PackedWeights {
     public final void dotBatchRowsTiled(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
                                         int yOffset, int yStride) {
         if (VECTOR_ENABLED) {
-            qlab.quant.kernel.DequantizedTile.rows(this, rowStart, rowEnd, x, xOffset, tokens, y, yOffset, yStride);
+            DequantizedTile.rows(this, rowStart, rowEnd, x, xOffset, tokens, y, yOffset, yStride);
         } else {
             for (int r = rowStart; r < rowEnd; r++) {
                 for (int t = 0; t < tokens; t++) {

@@ -262,7 +262,6 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
     static final class CodesLow extends GroupKernel {
         private final int bits;
         private final int mask;
-        private final int step;
         private final int offset;
         private final int groupsPerUnitShift;
         private final int stepShift;
@@ -275,7 +274,6 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             }
             this.bits = grid.bits;
             this.mask = (1 << grid.bits) - 1;
-            this.step = grid.step;
             this.offset = grid.offset;
             this.groupsPerUnitShift = Integer.numberOfTrailingZeros(CodePacking.unitValues(grid.bits) / 32);
             if (grid.step != 1 && grid.step != 2) {
@@ -292,12 +290,10 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             return (g & ((1 << groupsPerUnitShift) - 1)) * 2 * bits;
         }
 
+        /** Levels of one bit field: step × code − offset, the step (1 or 2) applied as a shift. */
         private FloatVector levels(IntVector v, int shift) {
-            IntVector c = v.lanewise(VectorOperators.LSHR, shift).and(mask);
-            if (step == 2) {
-                c = c.add(c);
-            }
-            return floats(c.sub(offset));
+            return floats(v.lanewise(VectorOperators.LSHR, shift).and(mask).lanewise(VectorOperators.LSHL, stepShift)
+                    .sub(offset));
         }
 
         /**
