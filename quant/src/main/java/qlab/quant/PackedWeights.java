@@ -2,6 +2,7 @@ package qlab.quant;
 
 import qlab.quant.kernel.DequantizedTile;
 import qlab.quant.kernel.Lanes;
+import qlab.quant.kernel.TokenColumns;
 
 /**
  * Stored rows as the kernels read them: the packed codes in their {@link java.lang.foreign.MemorySegment}
@@ -60,24 +61,31 @@ public abstract class PackedWeights {
     }
 
     /**
-     * Batched product over dequantized row blocks ({@link DequantizedTile}):
-     * y[yOffset + r + t × yStride] for rows [rowStart, rowEnd) and every token. Each cell is the f32
-     * dot product of the dequantized row with the token's activations, computed the same way
-     * whatever the batch and the row split, but not bitwise equal to {@link #dot}: the block
-     * kernels multiply a group's sum by its scale, this multiplies each weight. The scalar path
-     * ({@code -Dqlab.vector=false}) is {@link #dotScalar} per cell.
+     * Batched product over dequantized rows ({@link DequantizedTile}): y[yOffset + r + t × yStride]
+     * for rows [rowStart, rowEnd) and every token of {@code x}. Each cell is the fma fold of the
+     * dequantized row with the token's activations ({@link DequantizedTile#cellScalar}), the same
+     * bits whatever the batch, the row split and {@code -Dqlab.vector}, but not bitwise equal to
+     * {@link #dot}: the block kernels multiply a group's sum by its scale, this multiplies each weight.
      */
-    public final void dotBatchRowsTiled(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
-                                        int yOffset, int yStride) {
+    public final void dotBatchRowsTiled(int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
+                                        int yStride) {
         if (VECTOR_ENABLED) {
-            DequantizedTile.rows(this, rowStart, rowEnd, x, xOffset, tokens, y, yOffset, yStride);
+            DequantizedTile.rows(this, rowStart, rowEnd, x, y, yOffset, yStride);
         } else {
+            float[] row = new float[cols];
             for (int r = rowStart; r < rowEnd; r++) {
-                for (int t = 0; t < tokens; t++) {
-                    y[yOffset + r + t * yStride] = dotScalar(r, x, xOffset + t * cols);
+                dequantizeRow(r, row, 0);
+                for (int t = 0; t < x.tokens(); t++) {
+                    y[yOffset + r + t * yStride] = DequantizedTile.cellScalar(row, 0, x, t);
                 }
             }
         }
+    }
+
+    /** {@link #dotBatchRowsTiled(int, int, TokenColumns, float[], int, int)} on x[xOffset + t × cols ..], t in [0, tokens). */
+    public final void dotBatchRowsTiled(int rowStart, int rowEnd, float[] x, int xOffset, int tokens, float[] y,
+                                        int yOffset, int yStride) {
+        dotBatchRowsTiled(rowStart, rowEnd, TokenColumns.of(x, xOffset, cols, tokens), y, yOffset, yStride);
     }
 
     /** Scalar reference: W[row, :] · x[xOffset .. xOffset + cols). */

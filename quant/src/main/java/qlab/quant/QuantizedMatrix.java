@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import qlab.engine.QlabException;
 import qlab.engine.tensor.Matrix;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.kernel.TokenColumns;
 
 /**
  * A weight matrix [rows, cols] in any registered format, multiplied by its format's kernels.
@@ -32,12 +33,13 @@ public final class QuantizedMatrix implements Matrix {
      */
     public static final String BATCHED_PROPERTY = "qlab.quant.batched";
     /**
-     * Where the tile starts to pay for dequantizing its rows. q4_0, 2 threads, this AVX2 machine
-     * (tile ÷ block kernels, G multiply-adds/s): 4864×896 at 8/16/32 tokens 0.89/0.91/1.13,
-     * 896×4864 at 16 tokens 1.16, 151936×896 at 16/64 tokens 0.82/1.06; whole-model prefill of 64
-     * tokens 1.23 (60 vs 49 tok/s), batch-16 decode no faster (35 vs 38 tok/s).
+     * Where the tile starts to pay for dequantizing its rows and padding the tokens to whole
+     * vectors. Whole model, q4_0, 2 threads, this AVX2 machine, {@code bench-batch --steps 16
+     * --reps 3}, two alternating runs each (tok/s, block kernels vs tile): batch 4 37.9/29.8 vs
+     * 18.0/20.0, batch 8 39.6/30.7 vs 38.5/36.6, batch 16 36.4/36.8 vs 83.1/69.9, batch 32
+     * 38.8/38.0 vs 79.6/104.2. From 8 tokens on the tile is at least as fast.
      */
-    public static final int TILED_FROM_TOKENS = 32;
+    public static final int TILED_FROM_TOKENS = 8;
     private static final int TILED_FROM = tiledFrom();
 
     private final QuantFormat format;
@@ -197,7 +199,10 @@ public final class QuantizedMatrix implements Matrix {
 
     @Override
     public Object prepare(float[] x, int tokens) {
-        return int8Activations ? Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock()) : null;
+        if (int8Activations) {
+            return Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock());
+        }
+        return tokens >= tiledFrom ? TokenColumns.of(x, 0, cols(), tokens) : null;
     }
 
     @Override
@@ -218,7 +223,7 @@ public final class QuantizedMatrix implements Matrix {
                 y[yOffset + r] = weights.dot(r, x, 0);
             }
         } else if (tokens >= tiledFrom) {
-            weights.dotBatchRowsTiled(rowStart, rowEnd, x, 0, tokens, y, yOffset, yStride);
+            weights.dotBatchRowsTiled(rowStart, rowEnd, (TokenColumns) prepared, y, yOffset, yStride);
         } else {
             weights.dotBatchRows(rowStart, rowEnd, x, 0, tokens, y, yOffset, yStride);
         }

@@ -8,6 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import qlab.quant.kernel.DequantizedTile;
+import qlab.quant.kernel.TokenColumns;
 
 /**
  * Every kernel of every registered format (at every group size) against dequantize-then-dot in
@@ -128,15 +130,15 @@ class FormatKernelTest {
     }
 
     /**
-     * The dequantized-tile batched kernel: within the same bound of the exact product, and each
-     * cell the same bits whatever the batch (all tokens at once, or one at a time) and the row
-     * split (a 4-row block plus single rows, or shifted by one).
+     * The dequantized-tile batched kernel: within the same bound of the exact product, bitwise its
+     * scalar reference, and each cell the same bits whatever the batch (all tokens at once, or one
+     * at a time) and the row split (a 6-row panel, or a single row and a short panel).
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("formats")
     void tiledBatchesAgreeWithDequantizedDotWhateverTheBatch(QuantFormat format) {
-        int rowsN = 6;
-        int tokens = 7;
+        int rowsN = 8; // a full panel and a short one
+        int tokens = TokenColumns.CHUNK + 3; // a two-vector chunk and a one-vector chunk
         int checks = 0;
         for (int cols : new int[] {1, 8, 33, 127, 896}) {
             for (RowCases kind : RowCases.values()) {
@@ -153,6 +155,7 @@ class FormatKernelTest {
                 float[] shifted = new float[2 + rowsN * tokens];
                 w.dotBatchRowsTiled(0, 1, xs, X_OFFSET, tokens, shifted, 2, rowsN);
                 w.dotBatchRowsTiled(1, rowsN, xs, X_OFFSET, tokens, shifted, 2, rowsN);
+                TokenColumns columns = TokenColumns.of(xs, X_OFFSET, cols, tokens);
                 float[] deq = new float[cols];
                 float[] deqVector = new float[cols + 4];
                 for (int r = 0; r < rowsN; r++) {
@@ -173,6 +176,8 @@ class FormatKernelTest {
                         String where = format + " " + kind + " width " + cols + " row " + r + " token " + t;
                         float cell = all[2 + r + t * rowsN];
                         assertEquals(ref, cell, tolerance(cols, abs), where + " tiled");
+                        assertEquals(Float.floatToIntBits(DequantizedTile.cellScalar(deq, 0, columns, t)),
+                                Float.floatToIntBits(cell), where + " tiled vs its scalar reference");
                         float[] one = new float[rowsN];
                         w.dotBatchRowsTiled(0, rowsN, xs, xo, 1, one, 0, rowsN);
                         assertEquals(Float.floatToIntBits(cell), Float.floatToIntBits(one[r]), where + " tiled, one token");

@@ -4,57 +4,67 @@ import jdk.incubator.vector.FloatVector;
 import qlab.quant.PackedWeights;
 
 /**
- * Prefill and batched decode over dequantized row blocks: four rows are dequantized into an f32
- * scratch block (level × block scale, each weight rounded to f32 once, exactly as
- * {@link PackedWeights#dequantizeRow} gives it), then multiplied by three tokens at a time in a 4×3
- * register tile: per vector of columns, 4 weight and 3 activation loads feed 12 FMAs, and the 12
- * accumulators plus 4 operands fit the 16 registers of AVX2. The block-wise kernels of
- * {@link GroupKernel} need 6 instructions per 32 multiply-adds and token (the group tree and its
- * scale FMA); here it is 4, and the decode is paid once per row for all tokens.
+ * Prefill and batched decode over dequantized rows: six rows are dequantized into an f32 scratch
+ * panel (level × block scale, each weight rounded to f32 once, exactly as
+ * {@link PackedWeights#dequantizeRow} gives it), then multiplied by the tokens with the tokens in
+ * the vector lanes ({@link TokenColumns}). Per column k, the tile broadcasts each of the six
+ * weights and multiplies it into two vectors of tokens: 2 vector loads and 6 broadcasts feed 12
+ * FMAs into 12 accumulators, which with the 2 token vectors and a broadcast fit the 16 registers
+ * of AVX2. No horizontal sums: each lane is one output cell.
  *
- * <p>Every product cell is computed the same way whichever tile computes it (4×3, 4×1 or one
- * row): one lane-wise FMA accumulator over the vector-aligned columns in order, the lanes summed
- * in index order, then the remaining columns in order. So a token's result does not depend on the
- * batch around it or on how rows are split between threads. It is not bitwise equal to the
- * single-row kernels, which multiply each group's sum by its scale instead of each weight; both
- * are within the same rounding bound of the exact product (FormatKernelTest checks both).
+ * <p>Measured against the former layout (weights in the lanes, 4 rows × 3 tokens, lanes summed at
+ * the end), pure f32, one thread, 4866×896 × 16 tokens on this AVX2 machine: 25–34 vs 12–16 G
+ * multiply-adds/s (the former needed 7 loads per 12 FMAs and a register more than AVX2 has).
+ *
+ * <p>Each cell is the sequential fold s = fma(w[k], x[k], s) over k = 0, 1, …, cols − 1 from
+ * s = +0, one lane doing exactly what {@link #cellScalar} does; so the result is the same bits
+ * whatever the batch, the chunk and the row split, and with {@code -Dqlab.vector=false}. It is
+ * not bitwise equal to the single-row kernels (those multiply a group's sum by its scale); both
+ * are within the same rounding bound of the exact product (FormatKernelTest checks it).
  */
 public final class DequantizedTile {
-    private static final int ROWS = 4;
+    private static final int ROWS = 6;
 
-    /** Per worker thread: the dequantized row block, grown to the widest matrix seen. */
-    private static final ThreadLocal<float[]> BLOCK = ThreadLocal.withInitial(() -> new float[0]);
+    /** Per worker thread: the dequantized panel and the accumulators' spill, grown to the widest matrix seen. */
+    private static final ThreadLocal<float[]> PANEL = ThreadLocal.withInitial(() -> new float[0]);
 
     private DequantizedTile() {
     }
 
-    /** y[yOffset + r + t × yStride] = W[r, :] · x[xOffset + t × cols ..] for rows [rowStart, rowEnd), every token. */
-    public static void rows(PackedWeights w, int rowStart, int rowEnd, float[] x, int xOffset, int tokens,
-                            float[] y, int yOffset, int yStride) {
+    /** y[yOffset + r + t × yStride] = W[r, :] · x[t, :] for rows [rowStart, rowEnd) and every token of x. */
+    public static void rows(PackedWeights w, int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
+                            int yStride) {
         int cols = w.cols();
-        float[] block = BLOCK.get();
-        if (block.length < ROWS * cols) {
-            block = new float[ROWS * cols];
-            BLOCK.set(block);
+        if (x.cols != cols) {
+            throw new IllegalArgumentException("token columns have " + x.cols + " columns, the matrix " + cols);
         }
-        int upper = cols & -Lanes.COUNT;
-        int r = rowStart;
-        for (; r + ROWS <= rowEnd; r += ROWS) {
-            for (int k = 0; k < ROWS; k++) {
-                w.dequantizeRowVector(r + k, block, k * cols);
-            }
-            int t = 0;
-            for (; t + 3 <= tokens; t += 3) {
-                tile4x3(block, cols, upper, x, xOffset + t * cols, y, yOffset + r + t * yStride, yStride);
-            }
-            for (; t < tokens; t++) {
-                tile4x1(block, cols, upper, x, xOffset + t * cols, y, yOffset + r + t * yStride);
-            }
+        int out = ROWS * cols;
+        float[] panel = PANEL.get();
+        if (panel.length < out + ROWS * TokenColumns.CHUNK) {
+            panel = new float[out + ROWS * TokenColumns.CHUNK];
+            PANEL.set(panel);
         }
-        for (; r < rowEnd; r++) {
-            w.dequantizeRowVector(r, block, 0);
-            for (int t = 0; t < tokens; t++) {
-                y[yOffset + r + t * yStride] = cell(block, 0, cols, upper, x, xOffset + t * cols);
+        for (int r = rowStart; r < rowEnd; r += ROWS) {
+            int n = Math.min(ROWS, rowEnd - r);
+            for (int q = 0; q < n; q++) {
+                w.dequantizeRowVector(r + q, panel, q * cols);
+            }
+            // A short last panel is padded with zero rows whose cells are never written out.
+            java.util.Arrays.fill(panel, n * cols, ROWS * cols, 0f);
+            for (int t0 = 0; t0 < x.tokens; t0 += TokenColumns.CHUNK) {
+                int width = TokenColumns.chunkWidth(t0, x.tokens);
+                if (width == TokenColumns.CHUNK) {
+                    tile6x2(panel, cols, x.values, t0 * cols, panel, out);
+                } else {
+                    tile6x1(panel, cols, x.values, t0 * cols, panel, out);
+                }
+                int real = Math.min(width, x.tokens - t0);
+                for (int q = 0; q < n; q++) {
+                    int row = yOffset + r + q;
+                    for (int t = 0; t < real; t++) {
+                        y[row + (t0 + t) * yStride] = panel[out + q * width + t];
+                    }
+                }
             }
         }
     }
@@ -63,95 +73,101 @@ public final class DequantizedTile {
         return FloatVector.fromArray(Lanes.FLOATS, a, at);
     }
 
-    private static void tile4x3(float[] w, int cols, int upper, float[] x, int x0, float[] y, int y0, int yStride) {
+    private static FloatVector b(float value) {
+        return FloatVector.broadcast(Lanes.FLOATS, value);
+    }
+
+    /** Six panel rows × a two-vector chunk at x[x0 ..]; results to out[o + row × 2 lanes + token]. */
+    private static void tile6x2(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+        int lanes = Lanes.COUNT;
+        FloatVector c00 = FloatVector.zero(Lanes.FLOATS);
+        FloatVector c01 = c00;
+        FloatVector c10 = c00;
+        FloatVector c11 = c00;
+        FloatVector c20 = c00;
+        FloatVector c21 = c00;
+        FloatVector c30 = c00;
+        FloatVector c31 = c00;
+        FloatVector c40 = c00;
+        FloatVector c41 = c00;
+        FloatVector c50 = c00;
+        FloatVector c51 = c00;
         int w1 = cols;
         int w2 = 2 * cols;
         int w3 = 3 * cols;
-        int x1 = x0 + cols;
-        int x2 = x1 + cols;
-        FloatVector a00 = FloatVector.zero(Lanes.FLOATS);
-        FloatVector a01 = a00;
-        FloatVector a02 = a00;
-        FloatVector a10 = a00;
-        FloatVector a11 = a00;
-        FloatVector a12 = a00;
-        FloatVector a20 = a00;
-        FloatVector a21 = a00;
-        FloatVector a22 = a00;
-        FloatVector a30 = a00;
-        FloatVector a31 = a00;
-        FloatVector a32 = a00;
-        for (int j = 0; j < upper; j += Lanes.COUNT) {
-            FloatVector v0 = v(x, x0 + j);
-            FloatVector v1 = v(x, x1 + j);
-            FloatVector v2 = v(x, x2 + j);
-            FloatVector m = v(w, j);
-            a00 = m.fma(v0, a00);
-            a01 = m.fma(v1, a01);
-            a02 = m.fma(v2, a02);
-            m = v(w, w1 + j);
-            a10 = m.fma(v0, a10);
-            a11 = m.fma(v1, a11);
-            a12 = m.fma(v2, a12);
-            m = v(w, w2 + j);
-            a20 = m.fma(v0, a20);
-            a21 = m.fma(v1, a21);
-            a22 = m.fma(v2, a22);
-            m = v(w, w3 + j);
-            a30 = m.fma(v0, a30);
-            a31 = m.fma(v1, a31);
-            a32 = m.fma(v2, a32);
+        int w4 = 4 * cols;
+        int w5 = 5 * cols;
+        for (int k = 0, xi = x0; k < cols; k++, xi += 2 * lanes) {
+            FloatVector x0v = v(x, xi);
+            FloatVector x1v = v(x, xi + lanes);
+            FloatVector m = b(w[k]);
+            c00 = m.fma(x0v, c00);
+            c01 = m.fma(x1v, c01);
+            m = b(w[w1 + k]);
+            c10 = m.fma(x0v, c10);
+            c11 = m.fma(x1v, c11);
+            m = b(w[w2 + k]);
+            c20 = m.fma(x0v, c20);
+            c21 = m.fma(x1v, c21);
+            m = b(w[w3 + k]);
+            c30 = m.fma(x0v, c30);
+            c31 = m.fma(x1v, c31);
+            m = b(w[w4 + k]);
+            c40 = m.fma(x0v, c40);
+            c41 = m.fma(x1v, c41);
+            m = b(w[w5 + k]);
+            c50 = m.fma(x0v, c50);
+            c51 = m.fma(x1v, c51);
         }
-        int y1 = y0 + yStride;
-        int y2 = y1 + yStride;
-        y[y0] = tail(w, 0, cols, upper, x, x0, Lanes.sumInOrder(a00));
-        y[y1] = tail(w, 0, cols, upper, x, x1, Lanes.sumInOrder(a01));
-        y[y2] = tail(w, 0, cols, upper, x, x2, Lanes.sumInOrder(a02));
-        y[y0 + 1] = tail(w, w1, cols, upper, x, x0, Lanes.sumInOrder(a10));
-        y[y1 + 1] = tail(w, w1, cols, upper, x, x1, Lanes.sumInOrder(a11));
-        y[y2 + 1] = tail(w, w1, cols, upper, x, x2, Lanes.sumInOrder(a12));
-        y[y0 + 2] = tail(w, w2, cols, upper, x, x0, Lanes.sumInOrder(a20));
-        y[y1 + 2] = tail(w, w2, cols, upper, x, x1, Lanes.sumInOrder(a21));
-        y[y2 + 2] = tail(w, w2, cols, upper, x, x2, Lanes.sumInOrder(a22));
-        y[y0 + 3] = tail(w, w3, cols, upper, x, x0, Lanes.sumInOrder(a30));
-        y[y1 + 3] = tail(w, w3, cols, upper, x, x1, Lanes.sumInOrder(a31));
-        y[y2 + 3] = tail(w, w3, cols, upper, x, x2, Lanes.sumInOrder(a32));
+        int s = 2 * lanes;
+        c00.intoArray(out, o);
+        c01.intoArray(out, o + lanes);
+        c10.intoArray(out, o + s);
+        c11.intoArray(out, o + s + lanes);
+        c20.intoArray(out, o + 2 * s);
+        c21.intoArray(out, o + 2 * s + lanes);
+        c30.intoArray(out, o + 3 * s);
+        c31.intoArray(out, o + 3 * s + lanes);
+        c40.intoArray(out, o + 4 * s);
+        c41.intoArray(out, o + 4 * s + lanes);
+        c50.intoArray(out, o + 5 * s);
+        c51.intoArray(out, o + 5 * s + lanes);
     }
 
-    private static void tile4x1(float[] w, int cols, int upper, float[] x, int x0, float[] y, int y0) {
-        int w1 = cols;
-        int w2 = 2 * cols;
-        int w3 = 3 * cols;
-        FloatVector a0 = FloatVector.zero(Lanes.FLOATS);
-        FloatVector a1 = a0;
-        FloatVector a2 = a0;
-        FloatVector a3 = a0;
-        for (int j = 0; j < upper; j += Lanes.COUNT) {
-            FloatVector v0 = v(x, x0 + j);
-            a0 = v(w, j).fma(v0, a0);
-            a1 = v(w, w1 + j).fma(v0, a1);
-            a2 = v(w, w2 + j).fma(v0, a2);
-            a3 = v(w, w3 + j).fma(v0, a3);
+    /** Six panel rows × a one-vector chunk; results to out[o + row × lanes + token]. */
+    private static void tile6x1(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+        int lanes = Lanes.COUNT;
+        FloatVector c0 = FloatVector.zero(Lanes.FLOATS);
+        FloatVector c1 = c0;
+        FloatVector c2 = c0;
+        FloatVector c3 = c0;
+        FloatVector c4 = c0;
+        FloatVector c5 = c0;
+        for (int k = 0, xi = x0; k < cols; k++, xi += lanes) {
+            FloatVector xv = v(x, xi);
+            c0 = b(w[k]).fma(xv, c0);
+            c1 = b(w[cols + k]).fma(xv, c1);
+            c2 = b(w[2 * cols + k]).fma(xv, c2);
+            c3 = b(w[3 * cols + k]).fma(xv, c3);
+            c4 = b(w[4 * cols + k]).fma(xv, c4);
+            c5 = b(w[5 * cols + k]).fma(xv, c5);
         }
-        y[y0] = tail(w, 0, cols, upper, x, x0, Lanes.sumInOrder(a0));
-        y[y0 + 1] = tail(w, w1, cols, upper, x, x0, Lanes.sumInOrder(a1));
-        y[y0 + 2] = tail(w, w2, cols, upper, x, x0, Lanes.sumInOrder(a2));
-        y[y0 + 3] = tail(w, w3, cols, upper, x, x0, Lanes.sumInOrder(a3));
+        c0.intoArray(out, o);
+        c1.intoArray(out, o + lanes);
+        c2.intoArray(out, o + 2 * lanes);
+        c3.intoArray(out, o + 3 * lanes);
+        c4.intoArray(out, o + 4 * lanes);
+        c5.intoArray(out, o + 5 * lanes);
     }
 
-    /** One cell: the same operations as a tile's cell. */
-    private static float cell(float[] w, int w0, int cols, int upper, float[] x, int x0) {
-        FloatVector a = FloatVector.zero(Lanes.FLOATS);
-        for (int j = 0; j < upper; j += Lanes.COUNT) {
-            a = v(w, w0 + j).fma(v(x, x0 + j), a);
-        }
-        return tail(w, w0, cols, upper, x, x0, Lanes.sumInOrder(a));
-    }
-
-    /** Adds the columns past the last whole vector, in order. */
-    private static float tail(float[] w, int w0, int cols, int upper, float[] x, int x0, float s) {
-        for (int j = upper; j < cols; j++) {
-            s += w[w0 + j] * x[x0 + j];
+    /**
+     * Scalar reference of one cell: the dequantized row w[w0 .. w0 + cols) times token t of x,
+     * folded with fma from column 0 on, as every lane of the tiles does it.
+     */
+    public static float cellScalar(float[] w, int w0, TokenColumns x, int t) {
+        float s = 0f;
+        for (int k = 0; k < x.cols; k++) {
+            s = Math.fma(w[w0 + k], x.at(t, k), s);
         }
         return s;
     }
