@@ -28,16 +28,17 @@ public final class QuantizedMatrix implements Matrix {
     /**
      * Batched products of integer formats: {@code auto} (the default) runs the exact block kernels,
      * whose results are bitwise those of single-token decode, below {@link #TILED_FROM_TOKENS}
-     * tokens (batched decode) and the dequantized-tile kernel from there on (prefill);
+     * tokens (batched decode of a few sequences) and the dequantized-tile kernel from there on
+     * (prefill, batched decode of more sequences);
      * {@code tiled} runs the tile for every batch, {@code exact} never.
      */
     public static final String BATCHED_PROPERTY = "qlab.quant.batched";
     /**
      * Where the tile starts to pay for dequantizing its rows and padding the tokens to whole
      * vectors. Whole model, q4_0, 2 threads, this AVX2 machine, {@code bench-batch --steps 16
-     * --reps 3}, two alternating runs each (tok/s, block kernels vs tile): batch 4 37.9/29.8 vs
-     * 18.0/20.0, batch 8 39.6/30.7 vs 38.5/36.6, batch 16 36.4/36.8 vs 83.1/69.9, batch 32
-     * 38.8/38.0 vs 79.6/104.2. From 8 tokens on the tile is at least as fast.
+     * --reps 3}, alternating runs (tok/s, block kernels vs tile): batch 2 20.4/28.1 vs 11.7/12.5,
+     * batch 4 27.9/36.7 vs 22.5/23.9, batch 8 33.4/35.7 vs 48.0/48.6, batch 16 36.4/36.8 vs
+     * 83.1/69.9. From 8 tokens on the tile is faster.
      */
     public static final int TILED_FROM_TOKENS = 8;
     private static final int TILED_FROM = tiledFrom();

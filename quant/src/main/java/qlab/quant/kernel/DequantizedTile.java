@@ -4,8 +4,8 @@ import jdk.incubator.vector.FloatVector;
 import qlab.quant.PackedWeights;
 
 /**
- * Prefill and batched decode over dequantized rows: six rows are dequantized into an f32 scratch
- * panel (level × block scale, each weight rounded to f32 once, exactly as
+ * Prefill and batched decode over dequantized rows: six rows (twelve for a batch of one vector of
+ * tokens or less) are dequantized into an f32 scratch panel (level × block scale, each weight rounded to f32 once, exactly as
  * {@link PackedWeights#dequantizeRow} gives it), then multiplied by the tokens with the tokens in
  * the vector lanes ({@link TokenColumns}). Per column k, the tile broadcasts each of the six
  * weights and multiplies it into two vectors of tokens: 2 vector loads and 6 broadcasts feed 12
@@ -38,22 +38,27 @@ public final class DequantizedTile {
         if (x.cols != cols) {
             throw new IllegalArgumentException("token columns have " + x.cols + " columns, the matrix " + cols);
         }
-        int out = ROWS * cols;
+        // One vector of tokens or less: panels of 12 rows (tile12x1); else 6 (tile6x2, tile6x1 for a short last chunk).
+        boolean narrow = x.tokens <= Lanes.COUNT;
+        int height = narrow ? 2 * ROWS : ROWS;
+        int out = height * cols;
         float[] panel = PANEL.get();
-        if (panel.length < out + ROWS * TokenColumns.CHUNK) {
-            panel = new float[out + ROWS * TokenColumns.CHUNK];
+        if (panel.length < 2 * ROWS * (cols + TokenColumns.CHUNK)) {
+            panel = new float[2 * ROWS * (cols + TokenColumns.CHUNK)];
             PANEL.set(panel);
         }
-        for (int r = rowStart; r < rowEnd; r += ROWS) {
-            int n = Math.min(ROWS, rowEnd - r);
+        for (int r = rowStart; r < rowEnd; r += height) {
+            int n = Math.min(height, rowEnd - r);
             for (int q = 0; q < n; q++) {
                 w.dequantizeRowVector(r + q, panel, q * cols);
             }
             // A short last panel is padded with zero rows whose cells are never written out.
-            java.util.Arrays.fill(panel, n * cols, ROWS * cols, 0f);
+            java.util.Arrays.fill(panel, n * cols, height * cols, 0f);
             for (int t0 = 0; t0 < x.tokens; t0 += TokenColumns.CHUNK) {
                 int width = TokenColumns.chunkWidth(t0, x.tokens);
-                if (width == TokenColumns.CHUNK) {
+                if (narrow) {
+                    tile12x1(panel, cols, x.values, 0, panel, out);
+                } else if (width == TokenColumns.CHUNK) {
                     tile6x2(panel, cols, x.values, t0 * cols, panel, out);
                 } else {
                     tile6x1(panel, cols, x.values, t0 * cols, panel, out);
@@ -132,6 +137,54 @@ public final class DequantizedTile {
         c41.intoArray(out, o + 4 * s + lanes);
         c50.intoArray(out, o + 5 * s);
         c51.intoArray(out, o + 5 * s + lanes);
+    }
+
+    /**
+     * Twelve panel rows × a one-vector chunk (a batch of at most one vector of tokens): 12
+     * accumulators, as many as the two-vector tile, where six rows would leave the FMA units
+     * waiting on their latency. Results to out[o + row × lanes + token].
+     */
+    private static void tile12x1(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+        int lanes = Lanes.COUNT;
+        FloatVector c0 = FloatVector.zero(Lanes.FLOATS);
+        FloatVector c1 = c0;
+        FloatVector c2 = c0;
+        FloatVector c3 = c0;
+        FloatVector c4 = c0;
+        FloatVector c5 = c0;
+        FloatVector c6 = c0;
+        FloatVector c7 = c0;
+        FloatVector c8 = c0;
+        FloatVector c9 = c0;
+        FloatVector c10 = c0;
+        FloatVector c11 = c0;
+        for (int k = 0, xi = x0; k < cols; k++, xi += lanes) {
+            FloatVector xv = v(x, xi);
+            c0 = b(w[k]).fma(xv, c0);
+            c1 = b(w[cols + k]).fma(xv, c1);
+            c2 = b(w[2 * cols + k]).fma(xv, c2);
+            c3 = b(w[3 * cols + k]).fma(xv, c3);
+            c4 = b(w[4 * cols + k]).fma(xv, c4);
+            c5 = b(w[5 * cols + k]).fma(xv, c5);
+            c6 = b(w[6 * cols + k]).fma(xv, c6);
+            c7 = b(w[7 * cols + k]).fma(xv, c7);
+            c8 = b(w[8 * cols + k]).fma(xv, c8);
+            c9 = b(w[9 * cols + k]).fma(xv, c9);
+            c10 = b(w[10 * cols + k]).fma(xv, c10);
+            c11 = b(w[11 * cols + k]).fma(xv, c11);
+        }
+        c0.intoArray(out, o);
+        c1.intoArray(out, o + lanes);
+        c2.intoArray(out, o + 2 * lanes);
+        c3.intoArray(out, o + 3 * lanes);
+        c4.intoArray(out, o + 4 * lanes);
+        c5.intoArray(out, o + 5 * lanes);
+        c6.intoArray(out, o + 6 * lanes);
+        c7.intoArray(out, o + 7 * lanes);
+        c8.intoArray(out, o + 8 * lanes);
+        c9.intoArray(out, o + 9 * lanes);
+        c10.intoArray(out, o + 10 * lanes);
+        c11.intoArray(out, o + 11 * lanes);
     }
 
     /** Six panel rows × a one-vector chunk; results to out[o + row × lanes + token]. */
