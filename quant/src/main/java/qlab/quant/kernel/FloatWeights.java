@@ -90,6 +90,24 @@ public final class FloatWeights extends PackedWeights {
     }
 
     @Override
+    public void dequantizeRowVector(int row, float[] dst, int dstOffset) {
+        long rowStart = row * rowBytes;
+        int j = 0;
+        for (; j < vectorEnd; j += Lanes.COUNT) {
+            load(rowStart, j).intoArray(dst, dstOffset + j);
+        }
+        for (; j < cols; j++) {
+            dst[dstOffset + j] = element(rowStart, j);
+        }
+    }
+
+    /** Batched products go through {@link DequantizedTile} too: widening a row once pays for itself there as well. */
+    @Override
+    public boolean tilesBatches() {
+        return true;
+    }
+
+    @Override
     public float dotScalar(int row, float[] x, int xOffset) {
         long rowStart = row * rowBytes;
         float sum = 0;
