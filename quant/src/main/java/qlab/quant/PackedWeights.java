@@ -1,8 +1,8 @@
 package qlab.quant;
 
-import qlab.quant.kernel.DequantizedTile;
+import qlab.engine.tensor.TokenColumns;
+import qlab.engine.tensor.TokenTile;
 import qlab.quant.kernel.Lanes;
-import qlab.quant.kernel.TokenColumns;
 
 /**
  * Stored rows as the kernels read them: the packed codes in their {@link java.lang.foreign.MemorySegment}
@@ -54,29 +54,29 @@ public abstract class PackedWeights {
 
     /**
      * Whether batched products are faster through {@link #dotBatchRowsTiled} (rows dequantized
-     * once per call, then an f32 register tile) than through {@link #dotBatchRows}.
+     * once per call, then {@link TokenTile}) than through {@link #dotBatchRows}.
      */
     public boolean tilesBatches() {
         return false;
     }
 
     /**
-     * Batched product over dequantized rows ({@link DequantizedTile}): y[yOffset + r + t × yStride]
+     * Batched product over dequantized rows ({@link TokenTile}): y[yOffset + r + t × yStride]
      * for rows [rowStart, rowEnd) and every token of {@code x}. Each cell is the fma fold of the
-     * dequantized row with the token's activations ({@link DequantizedTile#cellScalar}), the same
+     * dequantized row with the token's activations ({@link TokenTile#cellScalar}), the same
      * bits whatever the batch, the row split and {@code -Dqlab.vector}, but not bitwise equal to
      * {@link #dot}: the block kernels multiply a group's sum by its scale, this multiplies each weight.
      */
     public final void dotBatchRowsTiled(int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
                                         int yStride) {
         if (VECTOR_ENABLED) {
-            DequantizedTile.rows(this, rowStart, rowEnd, x, y, yOffset, yStride);
+            TokenTile.rows(this::dequantizeRowVector, cols, rowStart, rowEnd, x, y, yOffset, yStride);
         } else {
             float[] row = new float[cols];
             for (int r = rowStart; r < rowEnd; r++) {
                 dequantizeRow(r, row, 0);
                 for (int t = 0; t < x.tokens(); t++) {
-                    y[yOffset + r + t * yStride] = DequantizedTile.cellScalar(row, 0, x, t);
+                    y[yOffset + r + t * yStride] = TokenTile.cellScalar(row, 0, x, t);
                 }
             }
         }

@@ -4,8 +4,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import qlab.engine.QlabException;
 import qlab.engine.tensor.Matrix;
+import qlab.engine.tensor.TokenColumns;
+import qlab.engine.tensor.VectorSupport;
 import qlab.engine.util.WorkerPool;
-import qlab.quant.kernel.TokenColumns;
 
 /**
  * A weight matrix [rows, cols] in any registered format, multiplied by its format's kernels.
@@ -38,9 +39,10 @@ public final class QuantizedMatrix implements Matrix {
      * vectors. Whole model, q4_0, 2 threads, this AVX2 machine, {@code bench-batch --steps 16
      * --reps 3}, alternating runs (tok/s, block kernels vs tile): batch 2 20.4/28.1 vs 11.7/12.5,
      * batch 4 27.9/36.7 vs 22.5/23.9, batch 8 33.4/35.7 vs 48.0/48.6, batch 16 36.4/36.8 vs
-     * 83.1/69.9. From 8 tokens on the tile is faster.
+     * 83.1/69.9. From 8 tokens on, a whole vector of them (AVX2), the tile is faster; the threshold
+     * is one vector of tokens ({@link VectorSupport#LANES}), by analogy on other vector widths.
      */
-    public static final int TILED_FROM_TOKENS = 8;
+    public static final int TILED_FROM_TOKENS = VectorSupport.LANES;
     private static final int TILED_FROM = tiledFrom();
 
     private final QuantFormat format;

@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import qlab.quant.kernel.DequantizedTile;
-import qlab.quant.kernel.TokenColumns;
+import qlab.engine.tensor.TokenColumns;
+import qlab.engine.tensor.TokenTile;
 
 /**
  * Every kernel of every registered format (at every group size) against dequantize-then-dot in
@@ -176,7 +176,7 @@ class FormatKernelTest {
                         String where = format + " " + kind + " width " + cols + " row " + r + " token " + t;
                         float cell = all[2 + r + t * rowsN];
                         assertEquals(ref, cell, tolerance(cols, abs), where + " tiled");
-                        assertEquals(Float.floatToIntBits(DequantizedTile.cellScalar(deq, 0, columns, t)),
+                        assertEquals(Float.floatToIntBits(TokenTile.cellScalar(deq, 0, columns, t)),
                                 Float.floatToIntBits(cell), where + " tiled vs its scalar reference");
                         float[] one = new float[rowsN];
                         w.dotBatchRowsTiled(0, rowsN, xs, xo, 1, one, 0, rowsN);

@@ -1,6 +1,7 @@
 package qlab.engine.tensor;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
@@ -46,6 +47,53 @@ class F32MatrixTest {
                     for (int r = 0; r < rows; r++) {
                         float v = part[t * rows + r];
                         assertTrue(r < rows / 2 ? Float.isNaN(v) : v == fast[t * rows + r]);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * From {@link F32Matrix#TILED_FROM_TOKENS} tokens the tile runs: each cell bitwise the scalar
+     * fma fold ({@link TokenTile#cellScalar}), within the rounding bound of the exact product, and
+     * the same bits whatever the row split; rows past a whole panel and tokens past a whole chunk
+     * included.
+     */
+    @Test
+    void tiledProductsEqualTheirScalarFoldWhateverTheRowSplit() {
+        for (int cols : new int[] {1, 8, 33, 127, 896}) {
+            for (int rows : new int[] {1, 6, 13}) {
+                for (int tokens : new int[] {F32Matrix.TILED_FROM_TOKENS, F32Matrix.TILED_FROM_TOKENS + 5}) {
+                    float[] w = random(rows * cols, cols * 7L + rows);
+                    F32Matrix m = new F32Matrix(w, rows, cols);
+                    float[] x = random(tokens * cols, tokens + cols);
+                    Object prepared = m.prepare(x, tokens);
+                    assertTrue(prepared instanceof TokenColumns || !VectorSupport.ENABLED);
+                    int stride = rows + 2;
+                    float[] y = new float[tokens * stride];
+                    m.matmul(x, prepared, tokens, y, stride, 1, 0, rows);
+                    float[] split = new float[tokens * stride];
+                    m.matmul(x, prepared, tokens, split, stride, 1, 0, rows / 2);
+                    m.matmul(x, prepared, tokens, split, stride, 1, rows / 2, rows);
+                    TokenColumns columns = TokenColumns.of(x, 0, cols, tokens);
+                    for (int t = 0; t < tokens; t++) {
+                        for (int r = 0; r < rows; r++) {
+                            float cell = y[t * stride + 1 + r];
+                            double exact = 0;
+                            double abs = 0;
+                            for (int k = 0; k < cols; k++) {
+                                exact += (double) w[r * cols + k] * x[t * cols + k];
+                                abs += Math.abs((double) w[r * cols + k] * x[t * cols + k]);
+                            }
+                            String where = cols + " cols, " + rows + " rows, " + tokens + " tokens, cell " + r + "," + t;
+                            assertTrue(Math.abs(cell - exact) <= cols * 0x1p-24 * abs + 1e-30, where + ": " + cell + " vs " + exact);
+                            if (VectorSupport.ENABLED) {
+                                assertEquals(Float.floatToIntBits(TokenTile.cellScalar(w, r * cols, columns, t)),
+                                        Float.floatToIntBits(cell), where + " vs the scalar fold");
+                            }
+                            assertEquals(Float.floatToIntBits(cell), Float.floatToIntBits(split[t * stride + 1 + r]),
+                                    where + " with another row split");
+                        }
                     }
                 }
             }

@@ -101,7 +101,7 @@ public final class FloatWeights extends PackedWeights {
         }
     }
 
-    /** Batched products go through {@link DequantizedTile} too: widening a row once pays for itself there as well. */
+    /** Batched products go through {@link qlab.engine.tensor.TokenTile} too: widening a row once pays for itself there as well. */
     @Override
     public boolean tilesBatches() {
         return true;

@@ -1,16 +1,16 @@
-package qlab.quant.kernel;
+package qlab.engine.tensor;
 
 import jdk.incubator.vector.FloatVector;
-import qlab.quant.PackedWeights;
 
 /**
- * Prefill and batched decode over dequantized rows: six rows (twelve for a batch of one vector of
- * tokens or less) are dequantized into an f32 scratch panel (level × block scale, each weight rounded to f32 once, exactly as
- * {@link PackedWeights#dequantizeRow} gives it), then multiplied by the tokens with the tokens in
- * the vector lanes ({@link TokenColumns}). Per column k, the tile broadcasts each of the six
- * weights and multiplies it into two vectors of tokens: 2 vector loads and 6 broadcasts feed 12
- * FMAs into 12 accumulators, which with the 2 token vectors and a broadcast fit the 16 registers
- * of AVX2. No horizontal sums: each lane is one output cell.
+ * Prefill and batched decode with the tokens in the vector lanes: twelve weight rows at a time are
+ * placed in an f32 scratch panel — dequantized by a
+ * quantized format, copied by {@link F32Matrix} — then multiplied by the tokens
+ * ({@link TokenColumns}). Per column k, a tile broadcasts each of six weights and multiplies it
+ * into two vectors of tokens (two such tiles per panel), or each of the twelve into one vector
+ * (a batch of one vector of tokens, or a batch's last chunk): 12 FMAs into 12 accumulators,
+ * which with the token vectors and a broadcast fit the 16 registers of AVX2. No horizontal sums:
+ * each lane is one output cell.
  *
  * <p>Measured against the former layout (weights in the lanes, 4 rows × 3 tokens, lanes summed at
  * the end), pure f32, one thread, 4866×896 × 16 tokens on this AVX2 machine: 25–34 vs 12–16 G
@@ -18,50 +18,55 @@ import qlab.quant.PackedWeights;
  *
  * <p>Each cell is the sequential fold s = fma(w[k], x[k], s) over k = 0, 1, …, cols − 1 from
  * s = +0, one lane doing exactly what {@link #cellScalar} does; so the result is the same bits
- * whatever the batch, the chunk and the row split, and with {@code -Dqlab.vector=false}. It is
- * not bitwise equal to the single-row kernels (those multiply a group's sum by its scale); both
- * are within the same rounding bound of the exact product (FormatKernelTest checks it).
+ * whatever the batch, the chunk, the row split and the lane count, and with
+ * {@code -Dqlab.vector=false}. It is not bitwise equal to the single-row kernels (those sum in
+ * lanes, and quantized ones multiply a group's sum by its scale); both are within the same
+ * rounding bound of the exact product.
  */
-public final class DequantizedTile {
+public final class TokenTile {
     private static final int ROWS = 6;
 
     /** Per worker thread: the dequantized panel and the accumulators' spill, grown to the widest matrix seen. */
     private static final ThreadLocal<float[]> PANEL = ThreadLocal.withInitial(() -> new float[0]);
 
-    private DequantizedTile() {
+    private TokenTile() {
+    }
+
+    /** Fills dst[offset .. offset + cols) with weight row {@code row} as f32. */
+    @FunctionalInterface
+    public interface RowSource {
+        void row(int row, float[] dst, int offset);
     }
 
     /** y[yOffset + r + t × yStride] = W[r, :] · x[t, :] for rows [rowStart, rowEnd) and every token of x. */
-    public static void rows(PackedWeights w, int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
+    public static void rows(RowSource w, int cols, int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
                             int yStride) {
-        int cols = w.cols();
         if (x.cols != cols) {
             throw new IllegalArgumentException("token columns have " + x.cols + " columns, the matrix " + cols);
         }
-        // One vector of tokens or less: panels of 12 rows (tile12x1); else 6 (tile6x2, tile6x1 for a short last chunk).
-        boolean narrow = x.tokens <= Lanes.COUNT;
-        int height = narrow ? 2 * ROWS : ROWS;
+        int height = 2 * ROWS;
         int out = height * cols;
         float[] panel = PANEL.get();
-        if (panel.length < 2 * ROWS * (cols + TokenColumns.CHUNK)) {
-            panel = new float[2 * ROWS * (cols + TokenColumns.CHUNK)];
+        if (panel.length < height * (cols + TokenColumns.CHUNK)) {
+            panel = new float[height * (cols + TokenColumns.CHUNK)];
             PANEL.set(panel);
         }
         for (int r = rowStart; r < rowEnd; r += height) {
             int n = Math.min(height, rowEnd - r);
             for (int q = 0; q < n; q++) {
-                w.dequantizeRowVector(r + q, panel, q * cols);
+                w.row(r + q, panel, q * cols);
             }
             // A short last panel is padded with zero rows whose cells are never written out.
             java.util.Arrays.fill(panel, n * cols, height * cols, 0f);
             for (int t0 = 0; t0 < x.tokens; t0 += TokenColumns.CHUNK) {
                 int width = TokenColumns.chunkWidth(t0, x.tokens);
-                if (narrow) {
-                    tile12x1(panel, cols, x.values, 0, panel, out);
-                } else if (width == TokenColumns.CHUNK) {
-                    tile6x2(panel, cols, x.values, t0 * cols, panel, out);
+                if (width == TokenColumns.CHUNK) {
+                    tile6x2(panel, 0, cols, x.values, t0 * cols, panel, out);
+                    if (n > ROWS) {
+                        tile6x2(panel, ROWS * cols, cols, x.values, t0 * cols, panel, out + ROWS * width);
+                    }
                 } else {
-                    tile6x1(panel, cols, x.values, t0 * cols, panel, out);
+                    tile12x1(panel, cols, x.values, t0 * cols, panel, out);
                 }
                 int real = Math.min(width, x.tokens - t0);
                 for (int q = 0; q < n; q++) {
@@ -75,17 +80,17 @@ public final class DequantizedTile {
     }
 
     private static FloatVector v(float[] a, int at) {
-        return FloatVector.fromArray(Lanes.FLOATS, a, at);
+        return FloatVector.fromArray(VectorSupport.F, a, at);
     }
 
     private static FloatVector b(float value) {
-        return FloatVector.broadcast(Lanes.FLOATS, value);
+        return FloatVector.broadcast(VectorSupport.F, value);
     }
 
-    /** Six panel rows × a two-vector chunk at x[x0 ..]; results to out[o + row × 2 lanes + token]. */
-    private static void tile6x2(float[] w, int cols, float[] x, int x0, float[] out, int o) {
-        int lanes = Lanes.COUNT;
-        FloatVector c00 = FloatVector.zero(Lanes.FLOATS);
+    /** Six panel rows from w[w0] × a two-vector chunk at x[x0 ..]; results to out[o + row × 2 lanes + token]. */
+    private static void tile6x2(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
+        int lanes = VectorSupport.LANES;
+        FloatVector c00 = FloatVector.zero(VectorSupport.F);
         FloatVector c01 = c00;
         FloatVector c10 = c00;
         FloatVector c11 = c00;
@@ -97,15 +102,15 @@ public final class DequantizedTile {
         FloatVector c41 = c00;
         FloatVector c50 = c00;
         FloatVector c51 = c00;
-        int w1 = cols;
-        int w2 = 2 * cols;
-        int w3 = 3 * cols;
-        int w4 = 4 * cols;
-        int w5 = 5 * cols;
+        int w1 = w0 + cols;
+        int w2 = w1 + cols;
+        int w3 = w2 + cols;
+        int w4 = w3 + cols;
+        int w5 = w4 + cols;
         for (int k = 0, xi = x0; k < cols; k++, xi += 2 * lanes) {
             FloatVector x0v = v(x, xi);
             FloatVector x1v = v(x, xi + lanes);
-            FloatVector m = b(w[k]);
+            FloatVector m = b(w[w0 + k]);
             c00 = m.fma(x0v, c00);
             c01 = m.fma(x1v, c01);
             m = b(w[w1 + k]);
@@ -140,13 +145,13 @@ public final class DequantizedTile {
     }
 
     /**
-     * Twelve panel rows × a one-vector chunk (a batch of at most one vector of tokens): 12
-     * accumulators, as many as the two-vector tile, where six rows would leave the FMA units
-     * waiting on their latency. Results to out[o + row × lanes + token].
+     * Twelve panel rows × a one-vector chunk at x[x0 ..] (a batch of one vector of tokens or less,
+     * or the last chunk of a batch): 12 accumulators, as many as the two-vector tile, where six
+     * rows would leave the FMA units waiting on their latency. Results to out[o + row × lanes + token].
      */
     private static void tile12x1(float[] w, int cols, float[] x, int x0, float[] out, int o) {
-        int lanes = Lanes.COUNT;
-        FloatVector c0 = FloatVector.zero(Lanes.FLOATS);
+        int lanes = VectorSupport.LANES;
+        FloatVector c0 = FloatVector.zero(VectorSupport.F);
         FloatVector c1 = c0;
         FloatVector c2 = c0;
         FloatVector c3 = c0;
@@ -185,32 +190,6 @@ public final class DequantizedTile {
         c9.intoArray(out, o + 9 * lanes);
         c10.intoArray(out, o + 10 * lanes);
         c11.intoArray(out, o + 11 * lanes);
-    }
-
-    /** Six panel rows × a one-vector chunk; results to out[o + row × lanes + token]. */
-    private static void tile6x1(float[] w, int cols, float[] x, int x0, float[] out, int o) {
-        int lanes = Lanes.COUNT;
-        FloatVector c0 = FloatVector.zero(Lanes.FLOATS);
-        FloatVector c1 = c0;
-        FloatVector c2 = c0;
-        FloatVector c3 = c0;
-        FloatVector c4 = c0;
-        FloatVector c5 = c0;
-        for (int k = 0, xi = x0; k < cols; k++, xi += lanes) {
-            FloatVector xv = v(x, xi);
-            c0 = b(w[k]).fma(xv, c0);
-            c1 = b(w[cols + k]).fma(xv, c1);
-            c2 = b(w[2 * cols + k]).fma(xv, c2);
-            c3 = b(w[3 * cols + k]).fma(xv, c3);
-            c4 = b(w[4 * cols + k]).fma(xv, c4);
-            c5 = b(w[5 * cols + k]).fma(xv, c5);
-        }
-        c0.intoArray(out, o);
-        c1.intoArray(out, o + lanes);
-        c2.intoArray(out, o + 2 * lanes);
-        c3.intoArray(out, o + 3 * lanes);
-        c4.intoArray(out, o + 4 * lanes);
-        c5.intoArray(out, o + 5 * lanes);
     }
 
     /**

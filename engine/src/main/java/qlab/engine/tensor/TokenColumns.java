@@ -1,10 +1,10 @@
-package qlab.quant.kernel;
+package qlab.engine.tensor;
 
 /**
- * The activations of a batched product, transposed for {@link DequantizedTile}: tokens become the
+ * The activations of a batched product, transposed for {@link TokenTile}: tokens become the
  * vector lanes, so a tile multiplies one broadcast weight by a whole vector of tokens.
  *
- * <p>The tokens are split into chunks of {@link #CHUNK} tokens (the last one {@link Lanes#COUNT}
+ * <p>The tokens are split into chunks of {@link #CHUNK} tokens (the last one {@link VectorSupport#LANES}
  * when fewer remain) and padded with zero columns to a whole vector. Chunk c, starting at token
  * t0 and w tokens wide, holds its values column by column: token t's activation of column k is at
  * {@code t0 × cols + k × w + (t − t0)}, so a tile walks each chunk's memory in order. Built once
@@ -12,7 +12,7 @@ package qlab.quant.kernel;
  */
 public final class TokenColumns {
     /** Tokens per full chunk: two vectors. */
-    public static final int CHUNK = 2 * Lanes.COUNT;
+    public static final int CHUNK = 2 * VectorSupport.LANES;
 
     final float[] values;
     final int cols;
@@ -29,7 +29,7 @@ public final class TokenColumns {
         if (tokens < 1 || cols < 1) {
             throw new IllegalArgumentException("token columns of " + tokens + " tokens × " + cols + " columns");
         }
-        int padded = (tokens + Lanes.COUNT - 1) / Lanes.COUNT * Lanes.COUNT;
+        int padded = (tokens + VectorSupport.LANES - 1) / VectorSupport.LANES * VectorSupport.LANES;
         float[] v = new float[padded * cols];
         for (int t0 = 0; t0 < tokens; t0 += CHUNK) {
             int width = chunkWidth(t0, tokens);
@@ -47,7 +47,7 @@ public final class TokenColumns {
 
     /** Width of the chunk starting at token t0: {@link #CHUNK}, or one vector for a short last chunk. */
     static int chunkWidth(int t0, int tokens) {
-        return tokens - t0 > Lanes.COUNT ? CHUNK : Lanes.COUNT;
+        return tokens - t0 > VectorSupport.LANES ? CHUNK : VectorSupport.LANES;
     }
 
     public int cols() {
