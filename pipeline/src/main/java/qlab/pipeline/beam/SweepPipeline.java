@@ -149,6 +149,8 @@ public final class SweepPipeline {
     }
 
     private static final String WALL_MS = "\u0000wall_ms";
+    /** {@code -Dqlab.sweep.directChecks=true} keeps the DirectRunner's immutability and encodability checks on. */
+    public static final String DIRECT_CHECKS_PROPERTY = "qlab.sweep.directChecks";
 
     /**
      * Runs the pipeline on its own thread while this one draws progress, and returns the final
@@ -162,6 +164,12 @@ public final class SweepPipeline {
             DirectOptions direct = options.as(DirectOptions.class);
             // Return from run() at once, so that its metrics can be read while it works.
             direct.setBlockOnRun(false);
+            if (!Boolean.getBoolean(DIRECT_CHECKS_PROPERTY)) {
+                // The DirectRunner's model checks re-encode every element after every transform;
+                // they are for testing a pipeline (SweepPipelineTest runs with them on).
+                direct.setEnforceImmutability(false);
+                direct.setEnforceEncodability(false);
+            }
             if (plan.throughputs() > 0 && direct.getTargetParallelism() > 1) {
                 // The DirectRunner's driver shares the worker pool and re-submits itself without
                 // pause while any work is outstanding: with two or more workers it keeps a core busy

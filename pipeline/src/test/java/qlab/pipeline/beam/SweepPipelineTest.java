@@ -46,6 +46,11 @@ import qlab.pipeline.results.ResultRow;
  */
 class SweepPipelineTest {
 
+    static {
+        // The DirectRunner's immutability and encodability checks, off for users, on here.
+        System.setProperty(SweepPipeline.DIRECT_CHECKS_PROPERTY, "true");
+    }
+
     @TempDir
     Path dir;
 
