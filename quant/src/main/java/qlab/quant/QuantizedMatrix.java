@@ -11,7 +11,7 @@ import qlab.engine.util.WorkerPool;
 /**
  * A weight matrix [rows, cols] in any registered format, multiplied by its format's kernels.
  * Decode (tokens == 1) uses the single-row kernel, prefill and batched decode the batched one
- * (for integer formats, from {@link #TILED_FROM_TOKENS} tokens on, the dequantized-tile kernel; see
+ * (from {@link #TILED_FROM_TOKENS} tokens on, the dequantized-tile kernel; see
  * {@link #BATCHED_PROPERTY}).
  *
  * <p>Activations: integer formats can take them as f32 or quantized to int8 once per product in
@@ -27,7 +27,7 @@ import qlab.engine.util.WorkerPool;
 public final class QuantizedMatrix implements Matrix {
     public static final String ACTIVATIONS_PROPERTY = "qlab.quant.activations";
     /**
-     * Batched products of integer formats: {@code auto} (the default) runs the exact block kernels,
+     * Batched products (f32 activations): {@code auto} (the default) runs the exact block kernels,
      * whose results are bitwise those of single-token decode, below {@link #TILED_FROM_TOKENS}
      * tokens (batched decode of a few sequences) and the dequantized-tile kernel from there on
      * (prefill, batched decode of more sequences);
