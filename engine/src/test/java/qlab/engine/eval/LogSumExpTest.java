@@ -20,6 +20,39 @@ class LogSumExpTest {
         }
     }
 
+    /**
+     * The vector exponential is bitwise its scalar twin (so the result cannot depend on whether
+     * the JIT has compiled the caller), and within 4 ulp of Math.exp over the range a shifted
+     * logit takes.
+     */
+    @Test
+    void exponentialMatchesItsScalarTwinBitwiseAndMathExp() {
+        SplittableRandom r = new SplittableRandom(11);
+        int w = jdk.incubator.vector.DoubleVector.SPECIES_PREFERRED.length();
+        double[] x = new double[w];
+        double[] out = new double[w];
+        for (int round = 0; round < 20_000; round++) {
+            for (int l = 0; l < w; l++) {
+                x[l] = switch (round % 4) {
+                    case 0 -> -r.nextDouble() * 750;
+                    case 1 -> -r.nextDouble() * 2;
+                    case 2 -> (r.nextDouble() - 0.5) * 1400;
+                    default -> -Math.ulp(1.0) * r.nextInt(100);
+                };
+            }
+            LogSumExp.exp(jdk.incubator.vector.DoubleVector.fromArray(jdk.incubator.vector.DoubleVector.SPECIES_PREFERRED, x, 0))
+                    .intoArray(out, 0);
+            for (int l = 0; l < w; l++) {
+                double twin = LogSumExp.exp(x[l]);
+                assertEquals(Double.doubleToRawLongBits(twin), Double.doubleToRawLongBits(out[l]), "x=" + x[l]);
+                if (x[l] >= -708 && x[l] <= 709) {
+                    double e = Math.exp(x[l]);
+                    assertTrue(Math.abs(out[l] - e) <= 4 * Math.ulp(e), "x=" + x[l] + ": " + out[l] + " vs " + e);
+                }
+            }
+        }
+    }
+
     @Test
     void vectorAgreesWithScalarOnRandomRowsOfEveryLength() {
         SplittableRandom r = new SplittableRandom(7);
