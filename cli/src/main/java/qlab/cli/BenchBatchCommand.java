@@ -45,7 +45,7 @@ final class BenchBatchCommand implements Callable<Integer> {
     boolean json;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {
@@ -71,6 +71,7 @@ final class BenchBatchCommand implements Callable<Integer> {
             Map<String, Object> j = new LinkedHashMap<>();
             j.put("model", model.toString());
             j.put("threads", threads.count());
+            j.put("activations", threads.activations());
             List<Map<String, Object>> rows = new ArrayList<>();
             for (BatchBench.Result r : results) {
                 Map<String, Object> row = new LinkedHashMap<>();
@@ -88,7 +89,8 @@ final class BenchBatchCommand implements Callable<Integer> {
             j.put("peak_rss_bytes", MachineInfo.peakRssBytes());
             JsonOutput.print(out, j);
         } else {
-            out.printf("%s, %d threads, %s, JDK %s%n", model, threads.count(), machine.cpu(), machine.jdk());
+            out.printf("%s, %d threads, %s activations, %s, JDK %s%n", model, threads.count(), threads.activations(),
+                    machine.cpu(), machine.jdk());
             out.printf("%6s %12s %12s %12s %12s%n", "batch", "tok/s", "min", "max", "ms/step");
             double base = results.get(0).tps().median();
             for (BatchBench.Result r : results) {

@@ -45,7 +45,7 @@ final class BenchCommand implements Callable<Integer> {
     boolean json;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {
@@ -71,6 +71,7 @@ final class BenchCommand implements Callable<Integer> {
             j.put("model", model.toString());
             j.put("format", m.weights().lmHead().format());
             j.put("threads", threads.count());
+            j.put("activations", threads.activations());
             j.put("prompt_tokens", promptTokens);
             j.put("decode_tokens", decodeTokens);
             j.put("reps", reps);
@@ -97,7 +98,7 @@ final class BenchCommand implements Callable<Integer> {
         } else {
             out.printf("model      %s (%s weights, %.3f GB read per decoded token)%n", model, m.weights().lmHead().format(), weightBytes / 1e9);
             out.printf("machine    %s, %d cores, JDK %s, %d-bit vectors%n", machine.cpu(), machine.cores(), machine.jdk(), machine.vectorBits());
-            out.printf("threads    %d%n", threads.count());
+            out.printf("threads    %d, %s activations%n", threads.count(), threads.activations());
             out.printf("prefill    %.1f tok/s median (min %.1f, max %.1f), %d reps of %d tokens%n",
                     r.prefillTps().median(), r.prefillTps().min(), r.prefillTps().max(), reps, promptTokens);
             out.printf("decode     %.2f tok/s median (min %.2f, max %.2f) = %.1f ms/token, %d reps of %d tokens%n",

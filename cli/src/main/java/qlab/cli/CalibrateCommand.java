@@ -46,7 +46,7 @@ final class CalibrateCommand implements Callable<Integer> {
     Path out;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {

@@ -55,7 +55,7 @@ final class ChatCommand implements Callable<Integer> {
     SamplingFlags sampling;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     private final InputStream input;
 

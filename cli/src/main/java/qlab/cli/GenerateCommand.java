@@ -59,7 +59,7 @@ final class GenerateCommand implements Callable<Integer> {
     SamplingFlags sampling;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {

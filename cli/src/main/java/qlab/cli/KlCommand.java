@@ -57,7 +57,7 @@ final class KlCommand implements Callable<Integer> {
     CacheOption cache;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {

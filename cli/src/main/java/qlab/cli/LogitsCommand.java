@@ -36,7 +36,7 @@ final class LogitsCommand implements Callable<Integer> {
     Path out;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {

@@ -41,7 +41,7 @@ final class PplCommand implements Callable<Integer> {
     boolean json;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     @Override
     public Integer call() {

@@ -71,7 +71,7 @@ final class QuantizeCommand implements Callable<Integer> {
     Path out;
 
     @Mixin
-    ThreadsOption threads;
+    EngineOptions threads;
 
     static final class FormatNames implements Iterable<String> {
         @Override

@@ -2,6 +2,7 @@ package qlab.quant;
 
 import qlab.engine.tensor.TokenColumns;
 import qlab.engine.tensor.TokenTile;
+import qlab.quant.kernel.Int8Strips;
 import qlab.quant.kernel.Lanes;
 
 /**
@@ -163,6 +164,26 @@ public abstract class PackedWeights {
     /** Batched int8-activation kernel over every token of {@code a}; bitwise equal to {@link #dotInt8Vector}. */
     public void dotInt8BatchVector(int row, Int8Activations a, float[] y, int yOffset, int yStride) {
         throw new UnsupportedOperationException("no int8-activation kernel for " + getClass().getSimpleName());
+    }
+
+    /**
+     * Builds what {@link #dotInt8Rows} reads, once (block formats: a copy of the weights repacked
+     * into {@link Int8Strips}); call before the first product. A no-op where there is nothing to build.
+     */
+    public void prepareInt8Rows() {
+    }
+
+    /**
+     * int8-activation product for rows [rowStart, rowEnd) and every token:
+     * y[yOffset + r + t × yStride], bitwise {@link #dotInt8Scalar} for every row and token.
+     */
+    public void dotInt8Rows(int rowStart, int rowEnd, Int8Strips.Activations x, float[] y, int yOffset, int yStride) {
+        Int8Activations a = x.codes();
+        for (int r = rowStart; r < rowEnd; r++) {
+            for (int t = 0; t < a.tokens(); t++) {
+                y[yOffset + r + t * yStride] = dotInt8Scalar(r, a, t);
+            }
+        }
     }
 
     public final float dotInt8(int row, Int8Activations a, int token) {

@@ -7,6 +7,7 @@ import qlab.engine.tensor.Matrix;
 import qlab.engine.tensor.TokenColumns;
 import qlab.engine.tensor.VectorSupport;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.kernel.Int8Strips;
 
 /**
  * A weight matrix [rows, cols] in any registered format, multiplied by its format's kernels.
@@ -83,6 +84,9 @@ public final class QuantizedMatrix implements Matrix {
         this.data = data.asSlice(0, need);
         this.weights = format.pack(this.data, rows, cols);
         this.int8Activations = int8Activations && weights.hasInt8Path();
+        if (this.int8Activations) {
+            weights.prepareInt8Rows();
+        }
         this.tiledFrom = weights.tilesBatches() && !this.int8Activations ? Math.max(2, tiledFrom) : Integer.MAX_VALUE;
     }
 
@@ -203,7 +207,7 @@ public final class QuantizedMatrix implements Matrix {
     @Override
     public Object prepare(float[] x, int tokens) {
         if (int8Activations) {
-            return Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock());
+            return new Int8Strips.Activations(Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock()));
         }
         return tokens >= tiledFrom ? TokenColumns.of(x, 0, cols(), tokens) : null;
     }
@@ -211,16 +215,7 @@ public final class QuantizedMatrix implements Matrix {
     @Override
     public void matmul(float[] x, Object prepared, int tokens, float[] y, int yStride, int yOffset, int rowStart, int rowEnd) {
         if (int8Activations) {
-            Int8Activations a = (Int8Activations) prepared;
-            if (tokens == 1) {
-                for (int r = rowStart; r < rowEnd; r++) {
-                    y[yOffset + r] = weights.dotInt8(r, a, 0);
-                }
-            } else {
-                for (int r = rowStart; r < rowEnd; r++) {
-                    weights.dotInt8Batch(r, a, y, yOffset + r, yStride);
-                }
-            }
+            weights.dotInt8Rows(rowStart, rowEnd, (Int8Strips.Activations) prepared, y, yOffset, yStride);
         } else if (tokens == 1) {
             for (int r = rowStart; r < rowEnd; r++) {
                 y[yOffset + r] = weights.dot(r, x, 0);

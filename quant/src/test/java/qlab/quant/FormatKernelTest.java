@@ -190,4 +190,61 @@ class FormatKernelTest {
         }
         assertTrue(checks > 0);
     }
+    /**
+     * The int8-activation row kernel ({@link qlab.quant.kernel.Int8Strips}: 16-row strips, rows in
+     * the lanes, 16-bit sums): bitwise the scalar reference for every row and token, whatever the
+     * row split, with rows outside whole strips, widths with a partial last block or none whole,
+     * and the extremes of the 16-bit sums (every level at the grid's end times activation codes
+     * of ±127).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("formats")
+    void int8RowKernelEqualsTheScalarReferenceBitwise(QuantFormat format) {
+        int rowsN = 2 * qlab.quant.kernel.Int8Strips.ROWS + 5;
+        int tokens = 5;
+        int checks = 0;
+        for (int cols : new int[] {1, 33, 64, 127, 256, 896, 1023}) {
+            for (RowCases kind : RowCases.values()) {
+                float[][] rows = new float[rowsN][];
+                for (int r = 0; r < rowsN; r++) {
+                    rows[r] = kind.row(cols, 9000L * cols + 10L * kind.ordinal() + r);
+                }
+                // Rows whose levels sit at one end of the grid: constant rows of either sign.
+                java.util.Arrays.fill(rows[3], -0.75f);
+                java.util.Arrays.fill(rows[20], 0.5f);
+                MemorySegment data = RowCases.quantize(format, rows, cols, null, 1);
+                PackedWeights w = format.pack(data, rowsN, cols);
+                if (!w.hasInt8Path()) {
+                    return;
+                }
+                w.prepareInt8Rows();
+                if (PackedWeights.VECTOR_ENABLED) {
+                    assertEquals(2 * qlab.quant.kernel.Int8Strips.ROWS,
+                            ((qlab.quant.kernel.BlockCodeWeights) w).int8StripRows(), format + ": rows in strips");
+                }
+                float[] xs = RowCases.gaussian(tokens * cols, cols * 23L + kind.ordinal());
+                java.util.Arrays.fill(xs, 0, cols, 2.5f);           // every code +127
+                java.util.Arrays.fill(xs, cols, 2 * cols, -1e-3f);  // every code -127
+                java.util.Arrays.fill(xs, 2 * cols, 3 * cols, 0f);  // a zero activation scale
+                qlab.quant.kernel.Int8Strips.Activations a = new qlab.quant.kernel.Int8Strips.Activations(
+                        Int8Activations.quantize(xs, 0, cols, tokens, w.activationBlock()));
+                float[] all = new float[3 + rowsN * tokens];
+                w.dotInt8Rows(0, rowsN, a, all, 3, rowsN);
+                float[] split = new float[3 + rowsN * tokens];
+                w.dotInt8Rows(0, 7, a, split, 3, rowsN);
+                w.dotInt8Rows(7, 23, a, split, 3, rowsN);
+                w.dotInt8Rows(23, rowsN, a, split, 3, rowsN);
+                for (int r = 0; r < rowsN; r++) {
+                    for (int t = 0; t < tokens; t++) {
+                        String where = format + " " + kind + " width " + cols + " row " + r + " token " + t;
+                        int expected = Float.floatToIntBits(w.dotInt8Scalar(r, a.codes(), t));
+                        assertEquals(expected, Float.floatToIntBits(all[3 + r + t * rowsN]), where + " int8 rows");
+                        assertEquals(expected, Float.floatToIntBits(split[3 + r + t * rowsN]), where + " int8 rows, other split");
+                        checks += 2;
+                    }
+                }
+            }
+        }
+        assertTrue(checks > 0);
+    }
 }

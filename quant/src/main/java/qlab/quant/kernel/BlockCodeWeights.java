@@ -47,6 +47,8 @@ public final class BlockCodeWeights extends PackedWeights {
     private final GroupKernel kernel;
     /** The int8-activation kernels' vector part: [0, int8VectorEnd), a chunk of lane-count values at a time. */
     private final int int8VectorEnd;
+    /** The whole 16-row strips repacked for {@link #dotInt8Rows}; built by {@link #prepareInt8Rows}. */
+    private volatile Int8Strips strips;
 
     /**
      * @param data rows stored back to back, {@code rowBytes} each
@@ -270,6 +272,41 @@ public final class BlockCodeWeights extends PackedWeights {
             sum += level(rowCodes, j) * codes[xc + j] * (scales[s + b] * aScales[xs + b]);
         }
         return sum;
+    }
+
+    @Override
+    public void prepareInt8Rows() {
+        if (PackedWeights.VECTOR_ENABLED && rows >= Int8Strips.ROWS && strips == null) {
+            synchronized (this) {
+                if (strips == null) {
+                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits,
+                            (r, j) -> level(r * rowBytes + codesOffset, j), scales);
+                }
+            }
+        }
+    }
+
+    /** Rows the int8 row kernel takes from {@link Int8Strips} (the rest: scalar); 0 before {@link #prepareInt8Rows}. */
+    public int int8StripRows() {
+        Int8Strips st = strips;
+        return st == null ? 0 : st.strips() * Int8Strips.ROWS;
+    }
+
+    /**
+     * Whole strips of 16 rows inside the range through {@link Int8Strips}, the rows around them
+     * by the scalar reference; both give the bits of {@link #dotInt8Scalar}.
+     */
+    @Override
+    public void dotInt8Rows(int rowStart, int rowEnd, Int8Strips.Activations x, float[] y, int yOffset, int yStride) {
+        checkActivations(x.codes());
+        Int8Strips st = strips;
+        int first = st == null ? rowEnd : Math.min(rowEnd, (rowStart + Int8Strips.ROWS - 1) / Int8Strips.ROWS * Int8Strips.ROWS);
+        int last = st == null ? rowEnd : Math.max(first, Math.min(rowEnd, st.strips() * Int8Strips.ROWS) / Int8Strips.ROWS * Int8Strips.ROWS);
+        super.dotInt8Rows(rowStart, first, x, y, yOffset, yStride);
+        if (first < last) {
+            st.rows(first / Int8Strips.ROWS, last / Int8Strips.ROWS, x, y, yOffset, yStride);
+        }
+        super.dotInt8Rows(last, rowEnd, x, y, yOffset, yStride);
     }
 
     @Override

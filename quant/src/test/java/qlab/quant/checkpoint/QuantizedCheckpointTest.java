@@ -143,6 +143,75 @@ class QuantizedCheckpointTest {
         }
     }
 
+    /**
+     * With int8 activations ({@code --activations int8}) every product runs the 16-row strip
+     * kernel, prefill and batches included, bitwise the scalar int8 reference: batched decode of
+     * 11 sequences gives the single-stream logits bit for bit. Against f32 activations the logits
+     * differ by the activation rounding (half a step of max|x|/127 per block), less than the
+     * weight quantization itself moves them (this small random model amplifies both).
+     */
+    @Test
+    void int8ActivationsDecodeBatchedBitwiseAndCloseToF32Activations() {
+        Model f32 = TestModels.write(TestModels.untiedGroup3(), 31, tmp.resolve("int8-src"));
+        int vocab = f32.config().vocabSize();
+        for (String planText : new String[] {"q4_0", "q8_0+mlp-down=q4_8"}) {
+            Model plain = QuantizedCheckpoint.quantize(f32, QuantPlan.parse(planText), null, pool);
+            Path file = tmp.resolve("int8-" + planText.replaceAll("[^a-z0-9_]", "-") + ".safetensors");
+            QuantizedCheckpoint.write(plain, Map.of("plan", planText), file);
+            Model m;
+            String before = System.getProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY);
+            System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, "int8");
+            try {
+                m = QuantizedCheckpoint.load(file);
+            } finally {
+                if (before == null) {
+                    System.clearProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY);
+                } else {
+                    System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, before);
+                }
+            }
+            assertTrue(((QuantizedMatrix) m.weights().lmHead()).usesInt8Activations(), planText);
+            Transformer fast = new Transformer(m, pool);
+            Transformer f32Acts = new Transformer(QuantizedCheckpoint.load(file), pool);
+            int batch = 11;
+            KvCache[] caches = new KvCache[batch];
+            KvCache[] alone = new KvCache[batch];
+            int[] next = new int[batch];
+            Transformer unquantized = new Transformer(f32, pool);
+            double worstVsF32 = 0;
+            double weightEffect = 0;
+            for (int b = 0; b < batch; b++) {
+                int[] prompt = new SplittableRandom(60 + b).ints(2 + b, 0, vocab).toArray();
+                caches[b] = fast.newCache(32);
+                alone[b] = fast.newCache(32);
+                fast.forward(prompt, alone[b], false);
+                float[] logits = fast.forward(prompt, caches[b], false);
+                float[] ref = f32Acts.forward(prompt, f32Acts.newCache(32), false);
+                float[] exact = unquantized.forward(prompt, unquantized.newCache(32), false);
+                for (int j = 0; j < vocab; j++) {
+                    worstVsF32 = Math.max(worstVsF32, Math.abs(logits[j] - ref[j]));
+                    weightEffect = Math.max(weightEffect, Math.abs(exact[j] - ref[j]));
+                }
+                next[b] = Greedy.argmax(logits, 0, vocab);
+            }
+            for (int s = 0; s < 4; s++) {
+                float[] logits = fast.decodeBatch(next, caches);
+                for (int b = 0; b < batch; b++) {
+                    float[] one = fast.forward(new int[] {next[b]}, alone[b], false);
+                    for (int j = 0; j < vocab; j++) {
+                        assertEquals(Float.floatToIntBits(one[j]), Float.floatToIntBits(logits[b * vocab + j]),
+                                planText + " step " + s + " sequence " + b + " logit " + j);
+                    }
+                    next[b] = Greedy.argmax(logits, b * vocab, vocab);
+                }
+            }
+            System.out.printf("%s: max |logit difference| int8 vs f32 activations %.3g, quantized vs f32 weights %.3g%n",
+                    planText, worstVsF32, weightEffect);
+            assertTrue(worstVsF32 > 0 && worstVsF32 < 0.5 * weightEffect,
+                    planText + ": int8 activations move the logits by " + worstVsF32 + ", the quantized weights by " + weightEffect);
+        }
+    }
+
     @Test
     void theFixtureModelsQuantizeDespiteOddWidths() {
         // widths 64 and 176 (tiny-qwen2) and 32 (realvocab): 176 is not a multiple of 128

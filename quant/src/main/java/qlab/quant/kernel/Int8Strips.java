@@ -1,0 +1,290 @@
+package qlab.quant.kernel;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+import qlab.quant.Int8Activations;
+
+/**
+ * The int8-activation product of a block-code matrix with its rows in the vector lanes: the
+ * levels repacked once into strips of {@link #ROWS} rows, column by column, so one 16-lane short
+ * vector holds one column of a strip and one multiply-add does 16 rows.
+ *
+ * <p>Why rows in lanes: with the weights of one row in the lanes (the f32 kernels) every 32-value
+ * block ends in a sum across lanes and a scale multiply, ~21 vector instructions per 32 weights for
+ * q4. Here a strip's column is multiplied by one activation code broadcast over the lanes
+ * ({@link Activations} keeps every code repeated 16 times, so the multiply takes it straight from
+ * memory), and the products are summed in 16-bit lanes down the columns with no cross-lane work:
+ * per pair of 4-bit columns one byte load, a mask, a shift, two multiplies and two adds — 7
+ * instructions for 32 multiply-adds. The Vector API has no int8 dot-product instruction
+ * ({@code vpmaddubsw}/{@code vpdpbusd}); 16-bit lanes are what it offers instead.
+ *
+ * <p>Levels of at most 4 bits (every grid but {@link CodeGrid#INT8}) are stored as unsigned
+ * nibbles level + 8, two columns per byte; the 8 is taken off once per 32 columns as
+ * 8 × Σ activation codes. 16-bit sums of 32 such products are exact: the true sum, at most
+ * 8 × 127 × 32 = 32512 in magnitude, is what the wrapping lanes hold once the correction is off.
+ * 8-bit levels are stored as bytes; two products (≤ 2 × 127²) fit a 16-bit lane, so every column
+ * pair is widened into 32-bit sums. Per block the integer sum is exact, so each row's result is
+ * sum += isum × (weight scale × activation scale) over the blocks in order — bit for bit
+ * {@link qlab.quant.PackedWeights#dotInt8Scalar}. The last, partial block (width not a multiple
+ * of the block) is done by scalar code on stored levels, in the same order.
+ */
+public final class Int8Strips {
+    /** Rows per strip: the lanes of a 256-bit short vector. */
+    public static final int ROWS = 16;
+
+    private static final VectorSpecies<Short> SHORTS = ShortVector.SPECIES_256;
+    private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_128;
+    private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_256;
+    private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
+
+    /** Looks up the level of weight [row, col]. */
+    @FunctionalInterface
+    public interface Levels {
+        int level(int row, int col);
+    }
+
+    private final int strips;
+    private final int cols;
+    private final int block;
+    private final int blocksPerRow;
+    private final boolean nibbles;
+    /** Columns [0, vectorCols) are whole blocks, done by the vector loop. */
+    private final int vectorCols;
+    private final long stripBytes;
+    private final MemorySegment codes;
+    /** Effective weight scales, [strip][block][ROWS]. */
+    private final float[] scales;
+    /** Levels of columns [vectorCols, cols), [strip × ROWS + lane][col − vectorCols]. */
+    private final byte[] tail;
+
+    /**
+     * Repacks the first {@code strips × ROWS} rows.
+     *
+     * @param bits   the code width (8: byte levels; 1, 2 or 4: levels in [−8, 7], stored as nibbles)
+     * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
+     */
+    public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
+        if (block < 32 || Integer.bitCount(block) != 1) {
+            throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
+        }
+        this.strips = strips;
+        this.cols = cols;
+        this.block = block;
+        this.blocksPerRow = (cols + block - 1) / block;
+        this.nibbles = bits < 8;
+        this.vectorCols = cols / block * block;
+        this.stripBytes = (long) ROWS * (nibbles ? vectorCols / 2 : vectorCols);
+        this.codes = Arena.ofAuto().allocate(Math.max(1, strips * stripBytes), 64);
+        this.scales = new float[strips * blocksPerRow * ROWS];
+        int tailCols = cols - vectorCols;
+        this.tail = new byte[strips * ROWS * tailCols];
+        byte[] column = new byte[(int) stripBytes];
+        for (int s = 0; s < strips; s++) {
+            for (int lane = 0; lane < ROWS; lane++) {
+                int row = s * ROWS + lane;
+                for (int j = 0; j < vectorCols; j++) {
+                    int level = levels.level(row, j);
+                    if (nibbles) {
+                        if (level < -8 || level > 7) {
+                            throw new IllegalArgumentException("level " + level + " does not fit a nibble");
+                        }
+                        int at = (j >>> 1) * ROWS + lane;
+                        column[at] = (byte) ((j & 1) == 0 ? level + 8 : (column[at] & 0x0F) | (level + 8) << 4);
+                    } else {
+                        column[(j >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
+                    }
+                }
+                for (int j = vectorCols; j < cols; j++) {
+                    tail[row * tailCols + j - vectorCols] = (byte) levels.level(row, j);
+                }
+                for (int b = 0; b < blocksPerRow; b++) {
+                    this.scales[(s * blocksPerRow + b) * ROWS + lane] = scales[row * blocksPerRow + b];
+                }
+            }
+            MemorySegment.copy(column, 0, codes, ValueLayout.JAVA_BYTE, s * stripBytes, column.length);
+        }
+    }
+
+    public int strips() {
+        return strips;
+    }
+
+    /** Bytes the repacked codes and scales occupy. */
+    public long byteSize() {
+        return codes.byteSize() + 4L * scales.length + tail.length;
+    }
+
+    /**
+     * The activations as the strips read them: every int8 code of every token repeated {@link
+     * #ROWS} times as shorts, and per token and 32-column chunk 8 × the chunk's code sum (the nibble
+     * correction). Made once per product, shared by all threads.
+     */
+    public static final class Activations {
+        final Int8Activations a;
+        final short[] wide;  // [tokens][cols][ROWS]
+        final short[] corr;  // [tokens][cols / 32]
+
+        public Activations(Int8Activations a) {
+            this.a = a;
+            int cols = a.cols();
+            int chunks = cols / 32;
+            byte[] q = a.codes();
+            this.wide = new short[a.tokens() * cols * ROWS];
+            this.corr = new short[a.tokens() * chunks];
+            for (int t = 0; t < a.tokens(); t++) {
+                for (int j = 0; j < cols; j++) {
+                    short v = q[t * cols + j];
+                    int at = (t * cols + j) * ROWS;
+                    for (int l = 0; l < ROWS; l++) {
+                        wide[at + l] = v;
+                    }
+                }
+                for (int c = 0; c < chunks; c++) {
+                    int sum = 0;
+                    for (int j = c * 32; j < c * 32 + 32; j++) {
+                        sum += q[t * cols + j];
+                    }
+                    corr[t * chunks + c] = (short) (8 * sum);
+                }
+            }
+        }
+
+        public Int8Activations codes() {
+            return a;
+        }
+    }
+
+    /**
+     * y[yOffset + s × ROWS + lane + t × yStride] for strips [stripStart, stripEnd), every lane and
+     * every token of {@code x}: bitwise the scalar int8-activation product of each row.
+     */
+    public void rows(int stripStart, int stripEnd, Activations x, float[] y, int yOffset, int yStride) {
+        Int8Activations a = x.a;
+        if (a.cols() != cols || a.block() != block) {
+            throw new IllegalArgumentException("activations [" + a.cols() + " cols, block " + a.block()
+                    + "] do not match strips [" + cols + " cols, block " + block + "]");
+        }
+        float[] out = new float[ROWS];
+        for (int s = stripStart; s < stripEnd; s++) {
+            for (int t = 0; t < a.tokens(); t++) {
+                if (nibbles) {
+                    stripNibbles(s, x, t, out);
+                } else {
+                    stripBytes(s, x, t, out);
+                }
+                if (vectorCols < cols) {
+                    tail(s, a, t, out);
+                }
+                int at = yOffset + s * ROWS + t * yStride;
+                System.arraycopy(out, 0, y, at, ROWS);
+            }
+        }
+    }
+
+    private void stripNibbles(int s, Activations x, int t, float[] out) {
+        long base = s * stripBytes;
+        int chunks = cols / 32;
+        int wide = t * cols * ROWS;
+        int corr = t * chunks;
+        int sc = s * blocksPerRow * ROWS;
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        int chunksPerBlock = block >>> 5;
+        for (int b = 0; b < vectorCols / block; b++) {
+            IntVector i0 = IntVector.zero(INTS);
+            IntVector i1 = i0;
+            for (int c = b * chunksPerBlock; c < (b + 1) * chunksPerBlock; c++) {
+                ShortVector s0 = ShortVector.zero(SHORTS);
+                ShortVector s1 = s0;
+                long p = base + (long) c * 16 * ROWS;
+                int w = wide + c * 32 * ROWS;
+                for (int k = 0; k < 16; k += 2) {
+                    ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
+                    s0 = s0.add(v.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w)));
+                    s1 = s1.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                    ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
+                    s0 = s0.add(u.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w + 2 * ROWS)));
+                    s1 = s1.add(u.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + 3 * ROWS)));
+                    p += 2 * ROWS;
+                    w += 4 * ROWS;
+                }
+                ShortVector sum = s0.add(s1).sub(x.corr[corr + c]);
+                i0 = i0.add((IntVector) sum.convertShape(VectorOperators.S2I, INTS, 0));
+                i1 = i1.add((IntVector) sum.convertShape(VectorOperators.S2I, INTS, 1));
+            }
+            FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+            int at = sc + b * ROWS;
+            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
+                    .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0))
+                    .mul(FloatVector.fromArray(FLOATS, scales, at + 8).mul(d)));
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, 8);
+    }
+
+    private void stripBytes(int s, Activations x, int t, float[] out) {
+        long base = s * stripBytes;
+        int wide = t * cols * ROWS;
+        int sc = s * blocksPerRow * ROWS;
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        for (int b = 0; b < vectorCols / block; b++) {
+            IntVector i0 = IntVector.zero(INTS);
+            IntVector i1 = i0;
+            long p = base + (long) b * block * ROWS;
+            int w = wide + b * block * ROWS;
+            for (int k = 0; k < block; k += 2) {
+                ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                        .convertShape(VectorOperators.B2S, SHORTS, 0);
+                ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
+                        .convertShape(VectorOperators.B2S, SHORTS, 0);
+                ShortVector pair = v.mul(ShortVector.fromArray(SHORTS, x.wide, w))
+                        .add(u.mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                i0 = i0.add((IntVector) pair.convertShape(VectorOperators.S2I, INTS, 0));
+                i1 = i1.add((IntVector) pair.convertShape(VectorOperators.S2I, INTS, 1));
+                p += 2 * ROWS;
+                w += 2 * ROWS;
+            }
+            FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+            int at = sc + b * ROWS;
+            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
+                    .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0))
+                    .mul(FloatVector.fromArray(FLOATS, scales, at + 8).mul(d)));
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, 8);
+    }
+
+    /** The partial last block, per lane in scalar code: sum += isum × (weight scale × activation scale). */
+    private void tail(int s, Int8Activations a, int t, float[] out) {
+        int tailCols = cols - vectorCols;
+        int b = blocksPerRow - 1;
+        byte[] q = a.codes();
+        float da = a.scales()[t * blocksPerRow + b];
+        for (int lane = 0; lane < ROWS; lane++) {
+            int row = s * ROWS + lane;
+            int isum = 0;
+            for (int j = 0; j < tailCols; j++) {
+                isum += tail[row * tailCols + j] * q[t * cols + vectorCols + j];
+            }
+            out[lane] += isum * (scales[(s * blocksPerRow + b) * ROWS + lane] * da);
+        }
+    }
+}
