@@ -190,6 +190,10 @@ public final class Int8Strips {
     }
 
     private void stripNibbles(int s, Activations x, int t, float[] out) {
+        if (block == 32) {
+            stripNibbles32(s, x, t, out);
+            return;
+        }
         long base = s * stripBytes;
         int chunks = cols / 32;
         int wide = t * cols * ROWS;
@@ -197,7 +201,6 @@ public final class Int8Strips {
         int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
         float[] aScales = x.a.scales();
-        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
         int chunksPerBlock = block >>> 5;
@@ -205,23 +208,7 @@ public final class Int8Strips {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
             for (int c = b * chunksPerBlock; c < (b + 1) * chunksPerBlock; c++) {
-                ShortVector s0 = ShortVector.zero(SHORTS);
-                ShortVector s1 = s0;
-                long p = base + (long) c * 16 * ROWS;
-                int w = wide + c * 32 * ROWS;
-                for (int k = 0; k < 16; k += 2) {
-                    ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
-                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                    s0 = s0.add(v.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w)));
-                    s1 = s1.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
-                    ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
-                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                    s0 = s0.add(u.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w + 2 * ROWS)));
-                    s1 = s1.add(u.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + 3 * ROWS)));
-                    p += 2 * ROWS;
-                    w += 4 * ROWS;
-                }
-                ShortVector sum = s0.add(s1).sub(x.corr[corr + c]);
+                ShortVector sum = chunk(base + (long) c * 16 * ROWS, x.wide, wide + c * 32 * ROWS).sub(x.corr[corr + c]);
                 i0 = i0.add((IntVector) sum.convertShape(VectorOperators.S2I, INTS, 0));
                 i1 = i1.add((IntVector) sum.convertShape(VectorOperators.S2I, INTS, 1));
             }
@@ -234,6 +221,48 @@ public final class Int8Strips {
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, 8);
+    }
+
+    /** {@link #stripNibbles} for 32-value blocks: one chunk per block, its sum converted straight to floats. */
+    private void stripNibbles32(int s, Activations x, int t, float[] out) {
+        long base = s * stripBytes;
+        int blocks = vectorCols >>> 5;
+        int wide = t * cols * ROWS;
+        int corr = t * (cols >>> 5);
+        int sc = s * blocksPerRow * ROWS;
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        for (int b = 0; b < blocks; b++) {
+            ShortVector sum = chunk(base + (long) b * 16 * ROWS, x.wide, wide + b * 32 * ROWS).sub(x.corr[corr + b]);
+            FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+            int at = sc + b * ROWS;
+            acc0 = acc0.add(((FloatVector) sum.convertShape(VectorOperators.S2F, FLOATS, 0))
+                    .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) sum.convertShape(VectorOperators.S2F, FLOATS, 1))
+                    .mul(FloatVector.fromArray(FLOATS, scales, at + 8).mul(d)));
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, 8);
+    }
+
+    /**
+     * Σ level × activation code over one 32-column chunk of a strip (16 column pairs from p, the
+     * activations from wide[w]), 16 rows, before the nibble correction: wrapping 16-bit sums.
+     */
+    private ShortVector chunk(long p, short[] wide, int w) {
+        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
+        ShortVector s = ShortVector.zero(SHORTS);
+        for (int k = 0; k < 16; k++) {
+            ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
+            s = s.add(v.and(low).mul(ShortVector.fromArray(SHORTS, wide, w)))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, wide, w + ROWS)));
+            p += ROWS;
+            w += 2 * ROWS;
+        }
+        return s;
     }
 
     private void stripBytes(int s, Activations x, int t, float[] out) {
