@@ -101,7 +101,8 @@ public final class QuantizedMatrix implements Matrix {
         };
     }
 
-    private static boolean defaultInt8Activations() {
+    /** The activation path -Dqlab.quant.activations chooses: f32 (the default) or int8. */
+    public static boolean defaultInt8Activations() {
         String v = System.getProperty(ACTIVATIONS_PROPERTY, "f32");
         return switch (v) {
             case "f32" -> false;

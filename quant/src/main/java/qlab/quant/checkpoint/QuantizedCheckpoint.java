@@ -130,8 +130,20 @@ public final class QuantizedCheckpoint {
         writer.write(out);
     }
 
-    /** Memory-maps a quantized checkpoint: matrices are read in place from the mapping. */
+    /**
+     * Memory-maps a quantized checkpoint: matrices are read in place from the mapping. Integer
+     * matrices take f32 or int8 activations as {@code -Dqlab.quant.activations} says (default f32).
+     */
     public static Model load(Path file) {
+        return load(file, QuantizedMatrix.defaultInt8Activations());
+    }
+
+    /**
+     * {@link #load(Path)} with the activation path chosen here: with {@code int8Activations}
+     * every integer matrix quantizes its activations to int8 per block and runs the int8 kernels
+     * (their repacked copy is built here, so loading takes longer).
+     */
+    public static Model load(Path file, boolean int8Activations) {
         SafetensorsFile f = SafetensorsFile.open(file);
         Map<String, String> meta = f.metadata();
         if (!FORMAT.equals(meta.get("format"))) {
@@ -164,7 +176,7 @@ public final class QuantizedCheckpoint {
             throw new QlabException(file + ": " + problems.size() + " tensor problem(s): " + String.join("; ",
                     problems.subList(0, Math.min(3, problems.size()))));
         }
-        return new Model(c, Weights.load(c, new FileSource(f)), file.toString());
+        return new Model(c, Weights.load(c, new FileSource(f, int8Activations)), file.toString());
     }
 
     /** Provenance and config recorded in a quantized file's metadata. */
@@ -232,7 +244,7 @@ public final class QuantizedCheckpoint {
     }
 
     /** Matrices and vectors read from a mapped file, each checked against its recorded layout. */
-    private record FileSource(SafetensorsFile file) implements WeightSource {
+    private record FileSource(SafetensorsFile file, boolean int8Activations) implements WeightSource {
         @Override
         public Matrix matrix(String name, int rows, int cols) {
             String raw = file.metadata().get(TENSOR_KEY + name);
@@ -264,7 +276,7 @@ public final class QuantizedCheckpoint {
                 throw new QlabException(where + "field \"data_offsets\" holds " + t.byteLength() + " bytes of " + t.dtype()
                         + ", format " + format.label() + " needs " + bytes + " bytes of U8 (truncated or corrupt?)");
             }
-            return new QuantizedMatrix(format, file.bytes(name).asSlice(0, bytes), rows, cols);
+            return new QuantizedMatrix(format, file.bytes(name).asSlice(0, bytes), rows, cols, int8Activations);
         }
 
         @Override
