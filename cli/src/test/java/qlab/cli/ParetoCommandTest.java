@@ -23,7 +23,7 @@ class ParetoCommandTest {
 
     private static GenericRecord row(String run, long time, String id, String format, double bpw, double kl,
                                      double ppl, double tps) {
-        GenericData.Record r = new GenericData.Record(ResultSchema.V1);
+        GenericData.Record r = new GenericData.Record(ResultSchema.CURRENT);
         r.put("run_id", run);
         r.put("timestamp", time);
         r.put("code_version", "test");
@@ -77,9 +77,28 @@ class ParetoCommandTest {
         List<String> bpwKl = new ArrayList<>();
         j.get("pareto_bpw_kl").forEach(n -> bpwKl.add(n.get("config_id").asText()));
         assertEquals(List.of("b", "a"), bpwKl);
+        // Rows without an activations value were measured with f32 activations.
+        j.get("pareto_bpw_kl").forEach(n -> assertEquals("f32", n.get("activations").asText()));
         List<String> tpsKl = new ArrayList<>();
         j.get("pareto_tps_kl").forEach(n -> tpsKl.add(n.get("config_id").asText()));
         assertEquals(List.of("b", "a"), tpsKl);
+    }
+
+    @Test
+    void int8ActivationRowsAreToldApart() throws Exception {
+        GenericRecord int8 = row("r1", 1, "b8", "q4_0", 4.5, 0.03, 12.7, 60);
+        int8.put("activations", "int8");
+        ResultFiles.writeAtomically(dir.resolve("runs/r1/results.parquet"),
+                List.of(row("r1", 1, "b", "q4_0", 4.5, 0.02, 12.5, 50), int8));
+        CliCapture c = CliCapture.run("pareto", dir.toString());
+        assertEquals(0, c.exit(), c.err());
+        // Faster but worse: both on the speed frontier, each under its own label.
+        String tpsKl = c.out().substring(c.out().indexOf("Pareto frontier: decode tok/s vs KL"));
+        assertTrue(tpsKl.contains("q4_0/32 t1 int8 ") && tpsKl.contains("q4_0/32 t1 "), c.out());
+        JsonNode j = new ObjectMapper().readTree(CliCapture.run("pareto", "--json", dir.toString()).out());
+        List<String> activations = new ArrayList<>();
+        j.get("pareto_tps_kl").forEach(n -> activations.add(n.get("config_id").asText() + "=" + n.get("activations").asText()));
+        assertEquals(List.of("b8=int8", "b=f32"), activations);
     }
 
     @Test

@@ -39,22 +39,40 @@ class SweepCommandTest {
                 formats: [q8_0, q2_0]
                 group_sizes: [32]
                 threads: [1]
+                activations: [f32, int8]
                 evaluation: {text: %s, ctx: 64, tokens: 256}
                 measurements: [quality]
                 """.formatted(text.toAbsolutePath()));
         Path out = dir.resolve("real-out");
         CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", dir.resolve("cache").toString());
         StringBuilder reasons = new StringBuilder();
-        for (var r : qlab.pipeline.results.ResultFiles.readRows(java.util.List.of(out))) {
+        var rows = qlab.pipeline.results.ResultFiles.readRows(java.util.List.of(out));
+        for (var r : rows) {
             reasons.append(r).append('\n');
         }
         assertEquals(0, c.exit(), reasons.toString());
-        assertTrue(c.err().contains("2 ok, 0 skipped, 0 failed"), c.err());
+        assertTrue(c.err().contains("4 ok, 0 skipped, 0 failed"), c.err());
+        // int8 activations: the same checkpoint file, measured through the int8 kernels to other numbers.
+        try (var checkpoints = Files.list(dir.resolve("cache").resolve("checkpoints"))) {
+            assertEquals(2, checkpoints.filter(x -> x.toString().endsWith(".ckpt")).count(), "one checkpoint per format");
+        }
+        for (String format : java.util.List.of("q8_0", "q2_0")) {
+            var f32 = rows.stream().filter(r -> r.format().equals(format) && r.activations().equals("f32")).toList();
+            var int8 = rows.stream().filter(r -> r.format().equals(format) && r.activations().equals("int8")).toList();
+            assertEquals(1, f32.size(), reasons.toString());
+            assertEquals(1, int8.size(), reasons.toString());
+            double klF32 = f32.get(0).klMean();
+            double klInt8 = int8.get(0).klMean();
+            assertTrue(Double.isFinite(klF32) && Double.isFinite(klInt8) && klF32 > 0 && klInt8 > 0, reasons.toString());
+            assertTrue(klF32 != klInt8, format + ": int8 activations KL " + klInt8 + " equals f32's " + klF32);
+            assertEquals(f32.get(0).bitsPerWeight(), int8.get(0).bitsPerWeight());
+        }
         CliCapture p = CliCapture.run("pareto", out.toString(), "--json");
         assertEquals(0, p.exit(), p.err());
         var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(p.out());
         var frontier = json.get("pareto_bpw_kl");
-        assertEquals(2, frontier.size(), p.out()); // fewer bits, more KL: both on the frontier
+        // Fewer bits, more KL: each format's better activation path is on the frontier (the same bits, more KL: not).
+        assertEquals(2, frontier.size(), p.out());
         double kl8 = 0;
         double kl2 = 0;
         for (var row : frontier) {

@@ -30,16 +30,25 @@ public interface Evaluator extends AutoCloseable {
      */
     QuantizedCheckpoint quantize(PreparedModel model, QuantSpec spec, Path importance, Path target) throws Exception;
 
-    /** Perplexity and KL divergence of the checkpoint against the model's fp32 reference. */
-    QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, EvalSettings eval)
-            throws Exception;
+    /**
+     * Perplexity and KL divergence of the checkpoint against the model's fp32 reference.
+     *
+     * @param int8Activations load the checkpoint so that its integer-format matrices quantize their
+     *                        activations to int8 (false: f32 activations). The same checkpoint file is
+     *                        measured both ways, so a model loaded one way must never serve the other.
+     */
+    QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
+                                      EvalSettings eval) throws Exception;
 
     /**
      * Prefill, decode and batched throughput of the checkpoint with {@code threads} threads. The
      * pipeline calls this for one config at a time on a machine: nothing else of the sweep runs beside it.
+     *
+     * @param int8Activations as for {@link #measureQuality}
      */
-    ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint, int threads,
-                                            ThroughputSettings settings) throws Exception;
+    ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint,
+                                            boolean int8Activations, int threads, ThroughputSettings settings)
+            throws Exception;
 
     /**
      * Lets go of what the evaluator keeps between calls (a loaded fp32 model, ~2 GB at the 0.5B

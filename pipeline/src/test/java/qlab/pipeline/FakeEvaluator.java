@@ -150,19 +150,37 @@ public final class FakeEvaluator implements Evaluator {
     }
 
     public static double klMean(QuantSpec q, boolean imatrix) {
-        return Math.pow(2, -bitsPerWeight(q)) * (imatrix ? 0.75 : 1.0);
+        return klMean(q, imatrix, false);
+    }
+
+    /** int8 activations add a quarter to the KL (the pipeline never asks for them on float-only mixes). */
+    public static double klMean(QuantSpec q, boolean imatrix, boolean int8Activations) {
+        return Math.pow(2, -bitsPerWeight(q)) * (imatrix ? 0.75 : 1.0) * (int8Activations ? 1.25 : 1.0);
     }
 
     public static double ppl(QuantSpec q, boolean imatrix) {
-        return 12.0 * (1 + klMean(q, imatrix));
+        return ppl(q, imatrix, false);
+    }
+
+    public static double ppl(QuantSpec q, boolean imatrix, boolean int8Activations) {
+        return 12.0 * (1 + klMean(q, imatrix, int8Activations));
     }
 
     public static double decodeTps(QuantSpec q, int threads) {
-        return 4000.0 / bitsPerWeight(q) * threads;
+        return decodeTps(q, false, threads);
+    }
+
+    /** int8 activations decode a fifth faster. */
+    public static double decodeTps(QuantSpec q, boolean int8Activations, int threads) {
+        return 4000.0 / bitsPerWeight(q) * threads * (int8Activations ? 1.2 : 1.0);
     }
 
     public static double batchTps(QuantSpec q, int threads, int batch) {
-        return decodeTps(q, threads) * Math.pow(batch, 0.8);
+        return batchTps(q, false, threads, batch);
+    }
+
+    public static double batchTps(QuantSpec q, boolean int8Activations, int threads, int batch) {
+        return decodeTps(q, int8Activations, threads) * Math.pow(batch, 0.8);
     }
 
     // ---- Evaluator ----
@@ -197,8 +215,8 @@ public final class FakeEvaluator implements Evaluator {
     }
 
     @Override
-    public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, EvalSettings eval)
-            throws Exception {
+    public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
+                                             EvalSettings eval) throws Exception {
         count(settings.scenario(), "quality");
         enter();
         try {
@@ -210,14 +228,15 @@ public final class FakeEvaluator implements Evaluator {
         String header = Files.readAllLines(Path.of(checkpoint.path()), StandardCharsets.UTF_8).get(0);
         QuantSpec spec = specFromHeader(header);
         boolean imatrix = header.contains("imatrix=");
-        double kl = klMean(spec, imatrix);
-        double ppl = settings.nanFormats().contains(spec.format()) ? Double.NaN : ppl(spec, imatrix);
+        double kl = klMean(spec, imatrix, int8Activations);
+        double ppl = settings.nanFormats().contains(spec.format()) ? Double.NaN : ppl(spec, imatrix, int8Activations);
         return new QualityMeasurement(ppl, ppl / 100, kl, kl / 10, kl * 5, 1 - kl);
     }
 
     @Override
-    public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint, int threads,
-                                                   ThroughputSettings s) throws Exception {
+    public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint,
+                                                   boolean int8Activations, int threads, ThroughputSettings s)
+            throws Exception {
         int n = count(settings.scenario(), "throughput");
         enter();
         try {
@@ -240,10 +259,10 @@ public final class FakeEvaluator implements Evaluator {
         }
         String header = Files.readAllLines(Path.of(checkpoint.path()), StandardCharsets.UTF_8).get(0);
         QuantSpec spec = specFromHeader(header);
-        double tps = decodeTps(spec, threads);
+        double tps = decodeTps(spec, int8Activations, threads);
         Map<Integer, Double> batch = new TreeMap<>();
         for (int b : s.batchSizes()) {
-            batch.put(b, batchTps(spec, threads, b));
+            batch.put(b, batchTps(spec, int8Activations, threads, b));
         }
         return new ThroughputMeasurement(tps * 10, tps, tps * 0.9, tps * 1.1, batch, 123_456_789L);
     }

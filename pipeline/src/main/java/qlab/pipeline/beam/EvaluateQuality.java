@@ -22,12 +22,13 @@ import qlab.pipeline.results.Journal;
 import qlab.engine.bench.MachineInfo;
 
 /**
- * Perplexity and KL divergence of each distinct (checkpoint, evaluation settings) pair, once.
+ * Perplexity and KL divergence of each distinct (checkpoint, activations, evaluation settings), once.
  * Quality is deterministic, so unlike throughput these run in parallel on as many workers as the
  * runner gives; configs that differ only in threads share one measurement. A config whose only
  * measurement is quality is finished here.
  *
- * <p>A measurement is kept in the cache under its key (checkpoint content key + evaluation settings)
+ * <p>A measurement is kept in the cache under its key (checkpoint content key + evaluation settings,
+ * + int8 for int8 activations: the key of an f32 measurement is the one it had before the axis existed)
  * as soon as it is made: a sweep killed while timing other configs, or re-run after a failure, does
  * not evaluate the same checkpoint again.
  */
@@ -60,7 +61,9 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
             return Outcomes.PASS;
         }
         EvalSettings e = o.config().eval();
-        return o.checkpointKey() + "|" + ConfigId.hash(List.of(e.textHash(), e.ctx(), e.tokens()));
+        // One checkpoint file, two measurements: int8 activations give other numbers than f32.
+        return o.checkpointKey() + "|" + ConfigId.hash(List.of(e.textHash(), e.ctx(), e.tokens()))
+                + (o.config().activations().int8() ? "|int8" : "");
     }
 
     static final class QualityFn extends EvaluatorFn {
@@ -82,7 +85,8 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
                     quality = JSON.readValue(cached.toFile(), QualityMeasurement.class);
                     fromCache.inc();
                 } else {
-                    quality = evaluator.get().measureQuality(first.model(), first.checkpoint(), first.config().eval());
+                    quality = evaluator.get().measureQuality(first.model(), first.checkpoint(),
+                            first.config().activations().int8(), first.config().eval());
                     if (quality == null) {
                         throw new IllegalStateException("the evaluator returned no quality measurement");
                     }

@@ -62,8 +62,10 @@ public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcom
 
         @Override
         void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
-            // Configs of one checkpoint one after another (fewer model loads), then by threads.
+            // Configs of one checkpoint one after another (fewer model loads), f32 activations
+            // before int8, then by threads.
             configs.sort(Comparator.comparing((ConfigOutcome o) -> String.valueOf(o.checkpointKey()))
+                    .thenComparing(o -> o.config().activations())
                     .thenComparingInt(o -> o.config().threads())
                     .thenComparing(o -> o.config().configId()));
             for (ConfigOutcome o : configs) {
@@ -77,7 +79,7 @@ public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcom
             try {
                 Double before = MachineInfo.loadAverage();
                 ThroughputMeasurement t = evaluator.get().measureThroughput(o.model(), o.checkpoint(),
-                        o.config().threads(), settings);
+                        o.config().activations().int8(), o.config().threads(), settings);
                 Double after = MachineInfo.loadAverage();
                 if (t == null) {
                     throw new IllegalStateException("the evaluator returned no throughput measurement");

@@ -29,7 +29,8 @@ record SweepPlan(int configs, int models, int imatrices, int checkpoints, int qu
             String checkpoint = c.model().key() + "|" + c.quant() + "|" + calibration;
             checkpoints.add(checkpoint);
             if (c.measures(Measurement.QUALITY)) {
-                qualities.add(checkpoint);
+                // As EvaluateQuality keys them: one checkpoint is evaluated once per activation path.
+                qualities.add(checkpoint + "|" + c.activations());
             }
             if (c.measuresSpeed()) {
                 throughputs++;

@@ -33,9 +33,9 @@ public final class WriteResults extends PTransform<PCollection<ConfigOutcome>, W
     public WriteFilesResult<Void> expand(PCollection<ConfigOutcome> input) {
         return input
                 .apply("ToRows", ParDo.of(new ToRecordFn(run)))
-                .setCoder(AvroCoder.of(ResultSchema.V1))
+                .setCoder(AvroCoder.of(ResultSchema.CURRENT))
                 .apply("Parquet", FileIO.<GenericRecord>write()
-                        .via(ParquetIO.sink(ResultSchema.V1))
+                        .via(ParquetIO.sink(ResultSchema.CURRENT))
                         .to(runDir)
                         .withNumShards(1)
                         .withNaming((window, pane, numShards, shardIndex, compression) ->

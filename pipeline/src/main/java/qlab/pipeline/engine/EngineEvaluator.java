@@ -45,7 +45,10 @@ import qlab.quant.imatrix.ImportanceMatrix;
  *
  * <p>Keeps the most recently used fp32 model in memory (a sweep quantizes one model many times)
  * and the fp32 reference log-probabilities on disk under its cache directory, keyed by content
- * hashes of model, text, context and scoring mode.
+ * hashes of model, text, context and scoring mode. Quantized checkpoints are loaded afresh for each
+ * measurement, with the activation path the config asks for and never from the
+ * {@code qlab.quant.activations} property (configs of both kinds run side by side in one JVM), so an
+ * f32 and an int8 measurement of one checkpoint file never share a loaded model.
  */
 public final class EngineEvaluator implements Evaluator {
 
@@ -139,7 +142,8 @@ public final class EngineEvaluator implements Evaluator {
     }
 
     @Override
-    public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, EvalSettings eval) {
+    public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
+                                             EvalSettings eval) {
         int[] tokens = tokenizer(model).encode(read(Path.of(eval.textPath())));
         if (eval.tokens() > 0 && tokens.length > eval.tokens()) {
             tokens = Arrays.copyOf(tokens, eval.tokens());
@@ -155,16 +159,16 @@ public final class EngineEvaluator implements Evaluator {
                     : LogProbBaseline.create(new Transformer(model(model.location()), pool), tokens, eval.ctx(), mode,
                             LogProbBaseline.Kind.FULL, 0, key, file);
         }
-        Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()));
+        Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()), int8Activations);
         KlDivergence.Result r = KlDivergence.compare(new Transformer(q, pool), base, tokens, eval.ctx(), mode);
         return new QualityMeasurement(r.pplModel(), r.pplModelSe(), r.kl().mean(), r.kl().se(), r.kl().percentile(0.99),
                 r.top1Agree());
     }
 
     @Override
-    public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint, int threads,
-            ThroughputSettings settings) {
-        Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()));
+    public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint,
+            boolean int8Activations, int threads, ThroughputSettings settings) {
+        Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()), int8Activations);
         Double prefill = null;
         Double median = null;
         Double min = null;

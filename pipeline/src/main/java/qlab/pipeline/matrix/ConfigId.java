@@ -21,6 +21,9 @@ import qlab.pipeline.ThroughputSettings;
  * the config. The canonical form holds contents, not locations (text and calibration files enter by
  * their hashes), and only the settings of the measurements the config asks for, so a config keeps
  * its id when files move and changes it when anything that affects its numbers changes.
+ *
+ * <p>The activation path enters only when it is int8: configs with f32 activations, the only kind
+ * before the axis existed, keep the ids they had, so their rows and cached measurements still count.
  */
 public final class ConfigId {
 
@@ -33,8 +36,8 @@ public final class ConfigId {
     private ConfigId() {
     }
 
-    static String of(ModelSpec model, QuantSpec quant, CalibrationSet calibration, int threads,
-                     EvalSettings eval, ThroughputSettings throughput, List<Measurement> measurements) {
+    static String of(ModelSpec model, QuantSpec quant, CalibrationSet calibration, Activations activations,
+                     int threads, EvalSettings eval, ThroughputSettings throughput, List<Measurement> measurements) {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("v", CANONICAL_VERSION);
         c.put("model", model.key());
@@ -43,6 +46,9 @@ public final class ConfigId {
         c.put("overrides", quant.overrides());
         c.put("imatrix", calibration == null ? null
                 : Map.of("name", calibration.name(), "content", calibration.contentHash()));
+        if (activations.int8()) {
+            c.put("activations", activations.yamlName());
+        }
         c.put("threads", threads);
         c.put("measurements", measurements.stream().map(Measurement::yamlName).toList());
         if (measurements.contains(Measurement.QUALITY)) {

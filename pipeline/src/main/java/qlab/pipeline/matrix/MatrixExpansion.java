@@ -8,12 +8,13 @@ import qlab.pipeline.CalibrationSet;
 import qlab.pipeline.QuantSpec;
 
 /**
- * The cross product formats × group sizes × importance matrices × threads, canonicalised and
- * deduplicated by config id.
+ * The cross product formats × group sizes × importance matrices × activations × threads,
+ * canonicalised and deduplicated by config id.
  *
  * <p>Canonicalisation: a group size means nothing to a mix of per-row formats (f32, f16, bf16, int8),
  * so such configs carry no group size; an importance matrix means nothing to a mix of float formats,
- * so such configs carry none. Different axis values can therefore give the same config, which is
+ * so such configs carry none, and have no int8-activation path either (only integer formats have
+ * one), so they take f32 activations. Different axis values can therefore give the same config, which is
  * kept once. A group size that some grouped format of the mix does not support gives a config that
  * is kept with its reason as a skipped row, never dropped.
  *
@@ -28,10 +29,12 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
         for (FormatChoice format : m.formats()) {
             for (int group : m.groupSizes()) {
                 for (String imatrix : m.imatrices()) {
-                    for (int threads : m.threads()) {
-                        SweepConfig c = config(m, format, group, imatrix, threads);
-                        if (byId.putIfAbsent(c.configId(), c) != null) {
-                            duplicates++;
+                    for (Activations activations : m.activations()) {
+                        for (int threads : m.threads()) {
+                            SweepConfig c = config(m, format, group, imatrix, activations, threads);
+                            if (byId.putIfAbsent(c.configId(), c) != null) {
+                                duplicates++;
+                            }
                         }
                     }
                 }
@@ -44,7 +47,8 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
         return configs.stream().filter(c -> !c.skipped()).count();
     }
 
-    private static SweepConfig config(SweepMatrix m, FormatChoice format, int group, String imatrix, int threads) {
+    private static SweepConfig config(SweepMatrix m, FormatChoice format, int group, String imatrix,
+                                      Activations activations, int threads) {
         List<String> mix = new ArrayList<>();
         mix.add(format.base());
         mix.addAll(format.overrides().values());
@@ -69,10 +73,11 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
         Integer groupSize = anyGrouped ? group : null;
         CalibrationSet calibration = imatrix.equals(SweepMatrix.NO_IMATRIX) || !anyQuantized
                 ? null : m.calibration().get(imatrix);
+        Activations act = anyQuantized ? activations : Activations.F32;
         QuantSpec quant = new QuantSpec(format.base(), groupSize, format.overrides());
         List<Measurement> measurements = m.measurements().stream().sorted().toList();
-        String id = ConfigId.of(m.model(), quant, calibration, threads, m.eval(), m.throughput(), measurements);
-        return new SweepConfig(id, m.model(), quant, calibration, threads, m.eval(), m.throughput(),
+        String id = ConfigId.of(m.model(), quant, calibration, act, threads, m.eval(), m.throughput(), measurements);
+        return new SweepConfig(id, m.model(), quant, calibration, act, threads, m.eval(), m.throughput(),
                 measurements, skip);
     }
 

@@ -13,11 +13,12 @@ import qlab.pipeline.ThroughputSettings;
  *
  * @param configId     stable hash of the canonical form of all the other fields (see {@link ConfigId})
  * @param calibration  the calibration set of the importance matrix, or null for none
+ * @param activations  the activation path the checkpoint is measured with (always f32 for a mix of float formats)
  * @param measurements what to measure, in enum order
  * @param skipReason   why this combination cannot exist, or null when it can be run
  */
 public record SweepConfig(String configId, ModelSpec model, QuantSpec quant, CalibrationSet calibration,
-                          int threads, EvalSettings eval, ThroughputSettings throughput,
+                          Activations activations, int threads, EvalSettings eval, ThroughputSettings throughput,
                           List<Measurement> measurements, String skipReason) implements Serializable {
 
     public SweepConfig {
@@ -41,7 +42,7 @@ public record SweepConfig(String configId, ModelSpec model, QuantSpec quant, Cal
         return calibration == null ? null : calibration.name();
     }
 
-    /** A short human label: {@code q4_8/128+attn=q8_0 imx=wiki t2}. */
+    /** A short human label: {@code q4_8/128+attn=q8_0 imx=wiki t2}, with {@code  int8} after it for int8 activations. */
     public String label() {
         StringBuilder sb = new StringBuilder(quant.format());
         if (quant.groupSize() != null) {
@@ -52,6 +53,9 @@ public record SweepConfig(String configId, ModelSpec model, QuantSpec quant, Cal
             sb.append(" imx=").append(calibration.name());
         }
         sb.append(" t").append(threads);
+        if (activations.int8()) {
+            sb.append(" int8");
+        }
         return sb.toString();
     }
 }

@@ -30,7 +30,7 @@ public final class SweepFileParser {
     public static final Set<String> PRESETS = Set.of("tiny", "small", "qwen2.5-0.5b");
 
     private static final Set<String> TOP_KEYS = Set.of("qlab_sweep", "name", "model", "formats", "group_sizes",
-            "threads", "imatrix", "calibration", "evaluation", "measurements", "throughput");
+            "threads", "imatrix", "activations", "calibration", "evaluation", "measurements", "throughput");
 
     private final Path file;
     private final Path baseDir;
@@ -102,6 +102,8 @@ public final class SweepFileParser {
         } else {
             imatrices.add(SweepMatrix.NO_IMATRIX);
         }
+        List<Activations> activations = top.entries().containsKey("activations")
+                ? activations(top.entries().get("activations")) : List.of(Activations.F32);
 
         YamlNode.Mapping evaluation = mapping(required(top, "evaluation", ""), "evaluation");
         checkKeys(evaluation, "evaluation", Set.of("text", "ctx", "tokens"));
@@ -133,7 +135,7 @@ public final class SweepFileParser {
                     "is set but measurements include neither throughput nor batch");
         }
 
-        return new SweepMatrix(name, file.toString(), model, formats, groupSizes, threads, imatrices,
+        return new SweepMatrix(name, file.toString(), model, formats, groupSizes, threads, imatrices, activations,
                 calibration, eval, throughput, measurements);
     }
 
@@ -178,6 +180,22 @@ public final class SweepFileParser {
             result.add(m);
         }
         return result;
+    }
+
+    /** The {@code activations} axis: {@code f32} and/or {@code int8}, each kept once, in file order. */
+    private List<Activations> activations(YamlNode node) {
+        List<YamlNode> items = nonEmptyList(node, "activations");
+        Set<Activations> result = new LinkedHashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            String key = "activations[" + i + "]";
+            String n = string(items.get(i), key);
+            Activations a = Activations.fromYaml(n);
+            if (a == null) {
+                throw error(items.get(i), key, "unknown activation type \"" + n + "\" (known: f32, int8)");
+            }
+            result.add(a);
+        }
+        return List.copyOf(result);
     }
 
     /** {@code q4_8}, {@code q4_8+attn=q8_0+lm_head=q8_0} or {@code {base: q4_8, overrides: {attn: q8_0}}}. */

@@ -14,11 +14,12 @@ import qlab.pipeline.ThroughputSettings;
  * settings every config shares. {@link MatrixExpansion#expand} turns it into configs.
  *
  * @param imatrices calibration set names, or {@link #NO_IMATRIX} for a config without an importance matrix
+ * @param activations the activation paths to measure each checkpoint with ({@code [f32]} when the file names none)
  * @param throughput null unless throughput or batch is measured
  */
 public record SweepMatrix(String name, String sourceFile, ModelSpec model, List<FormatChoice> formats,
                           List<Integer> groupSizes, List<Integer> threads, List<String> imatrices,
-                          Map<String, CalibrationSet> calibration, EvalSettings eval,
+                          List<Activations> activations, Map<String, CalibrationSet> calibration, EvalSettings eval,
                           ThroughputSettings throughput, Set<Measurement> measurements) implements Serializable {
 
     public static final String NO_IMATRIX = "none";

@@ -71,6 +71,7 @@ public final class FrontierTable {
                 ObjectNode overrides = o.putObject("tensor_overrides");
                 r.tensorOverrides().forEach(overrides::put);
                 o.put("imatrix", r.imatrix());
+                o.put("activations", r.activations());
                 o.put("threads", r.threads());
                 o.put("bits_per_weight", r.bitsPerWeight());
                 o.put("kl_mean", r.klMean());

@@ -101,7 +101,7 @@ public final class ResultFiles {
         try (ParquetWriter<GenericRecord> writer = AvroParquetWriter
                 .<GenericRecord>builder(new LocalOutputFile(tmp))
                 .withConf(new PlainParquetConfiguration())
-                .withSchema(ResultSchema.V1)
+                .withSchema(ResultSchema.CURRENT)
                 .withDataModel(GenericData.get())
                 .withCompressionCodec(CompressionCodecName.SNAPPY)
                 .build()) {

@@ -6,23 +6,30 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
+import qlab.pipeline.matrix.Activations;
 
 /**
  * A result row as read back from any result file, whatever schema version wrote it: a column the
- * file does not have reads as null. Used by resume, Pareto analysis and the report.
+ * file does not have reads as null, except {@code activations}, which reads as f32 (the only path
+ * before the column existed). Used by resume, Pareto analysis and the report.
+ *
+ * @param activations {@code f32} or {@code int8}
  */
 public record ResultRow(String runId, long timestamp, String configId, String modelId, String modelHash,
                         String format, Integer groupSize, Map<String, String> tensorOverrides, String imatrix,
-                        int threads, Double bitsPerWeight, Long fileBytes, Double ppl, Double pplSe,
-                        Double klMean, Double klSe, Double klP99, Double top1Agree, Double prefillTps,
+                        String activations, int threads, Double bitsPerWeight, Long fileBytes, Double ppl,
+                        Double pplSe, Double klMean, Double klSe, Double klP99, Double top1Agree, Double prefillTps,
                         Double decodeTpsMedian, Double decodeTpsMin, Double decodeTpsMax,
                         Map<Integer, Double> batchTps, Long peakRssBytes, String status, String statusReason) {
+
+    private static final String F32 = Activations.F32.yamlName();
+    private static final String INT8 = Activations.INT8.yamlName();
 
     public boolean ok() {
         return "ok".equals(status);
     }
 
-    /** A short label: {@code q4_8/128+attn=q8_0 imx=wiki t2}. */
+    /** A short label: {@code q4_8/128+attn=q8_0 imx=wiki t2}, with {@code  int8} after it for int8 activations. */
     public String label() {
         StringBuilder sb = new StringBuilder(format);
         if (groupSize != null) {
@@ -33,6 +40,9 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
             sb.append(" imx=").append(imatrix);
         }
         sb.append(" t").append(threads);
+        if (INT8.equals(activations)) {
+            sb.append(" int8");
+        }
         return sb.toString();
     }
 
@@ -52,10 +62,12 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
         }
         Number threads = (Number) get(r, "threads");
         Number timestamp = (Number) get(r, "timestamp");
+        String activations = text(r, "activations");
         return new ResultRow(text(r, "run_id"), timestamp == null ? 0L : timestamp.longValue(),
                 text(r, "config_id"), text(r, "model_id"), text(r, "model_hash"), text(r, "format"),
                 integer(r, "group_size"), Collections.unmodifiableMap(overrides), text(r, "imatrix"),
-                threads == null ? 0 : threads.intValue(), real(r, "bits_per_weight"), longValue(r, "file_bytes"),
+                activations == null ? F32 : activations, threads == null ? 0 : threads.intValue(),
+                real(r, "bits_per_weight"), longValue(r, "file_bytes"),
                 real(r, "ppl"), real(r, "ppl_se"), real(r, "kl_mean"), real(r, "kl_se"), real(r, "kl_p99"),
                 real(r, "top1_agree"), real(r, "prefill_tps"), real(r, "decode_tps_median"),
                 real(r, "decode_tps_min"), real(r, "decode_tps_max"), batch, longValue(r, "peak_rss_bytes"),

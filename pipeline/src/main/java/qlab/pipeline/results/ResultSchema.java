@@ -16,14 +16,15 @@ import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.matrix.SweepConfig;
 
 /**
- * The versioned result schema ({@code qlab/pipeline/result-v1.avsc}) and the one place that turns an
+ * The versioned result schema ({@code qlab/pipeline/result-v2.avsc}) and the one place that turns an
  * outcome into a row of it. Parquet files, the journal and every view derive from this schema.
+ * Version 2 added {@code activations} to version 1; files of either are read by column name.
  */
 public final class ResultSchema {
 
-    public static final String RESOURCE = "/qlab/pipeline/result-v1.avsc";
-    public static final Schema V1 = load();
-    public static final int VERSION = ((Number) V1.getObjectProp("qlab.schema.version")).intValue();
+    public static final String RESOURCE = "/qlab/pipeline/result-v2.avsc";
+    public static final Schema CURRENT = load();
+    public static final int VERSION = ((Number) CURRENT.getObjectProp("qlab.schema.version")).intValue();
 
     private ResultSchema() {
     }
@@ -39,6 +40,25 @@ public final class ResultSchema {
         }
     }
 
+    /**
+     * {@code record} with the current schema, its columns taken by name: a row read from a file of an
+     * earlier version (a killed run's journal) gets null in the columns added since. Parquet's Avro
+     * writer takes the fields of a record by position, so an older record cannot be written as it is.
+     */
+    public static GenericRecord upgrade(GenericRecord record) {
+        if (record.getSchema().equals(CURRENT)) {
+            return record;
+        }
+        GenericData.Record r = new GenericData.Record(CURRENT);
+        for (Schema.Field f : CURRENT.getFields()) {
+            Schema.Field old = record.getSchema().getField(f.name());
+            if (old != null) {
+                r.put(f.pos(), record.get(old.pos()));
+            }
+        }
+        return r;
+    }
+
     /** The row of a finished outcome. */
     public static GenericRecord toRecord(ConfigOutcome o, RunInfo run) {
         if (o.pending()) {
@@ -46,7 +66,7 @@ public final class ResultSchema {
         }
         SweepConfig c = o.config();
         MachineInfo m = o.machine() != null ? o.machine() : MachineInfo.current();
-        GenericData.Record r = new GenericData.Record(V1);
+        GenericData.Record r = new GenericData.Record(CURRENT);
         r.put("run_id", run.runId());
         r.put("timestamp", o.finishedAt());
         r.put("code_version", run.codeVersion());
@@ -64,6 +84,7 @@ public final class ResultSchema {
         r.put("group_size", c.quant().groupSize());
         r.put("tensor_overrides", new TreeMap<>(c.quant().overrides()));
         r.put("imatrix", c.imatrixName());
+        r.put("activations", c.activations().yamlName());
         if (o.checkpoint() != null) {
             r.put("bits_per_weight", o.checkpoint().bitsPerWeight());
             r.put("file_bytes", o.checkpoint().fileBytes());
@@ -85,7 +106,7 @@ public final class ResultSchema {
             r.put("decode_tps_min", t.decodeTpsMin());
             r.put("decode_tps_max", t.decodeTpsMax());
             if (t.batchTps() != null) {
-                Schema item = V1.getField("batch_tps").schema().getTypes().get(1).getElementType();
+                Schema item = CURRENT.getField("batch_tps").schema().getTypes().get(1).getElementType();
                 List<GenericRecord> batches = new ArrayList<>();
                 for (Map.Entry<Integer, Double> e : t.batchTps().entrySet()) {
                     GenericData.Record b = new GenericData.Record(item);

@@ -102,7 +102,8 @@ public final class ResultStore {
                 if (!Files.exists(target)) {
                     List<GenericRecord> rows = new ArrayList<>();
                     for (Path f : ResultFiles.find(List.of(dir))) {
-                        rows.addAll(ResultFiles.readRecords(f));
+                        // The journal may be of a run of an older qlab, with an older schema.
+                        ResultFiles.readRecords(f).forEach(r -> rows.add(ResultSchema.upgrade(r)));
                     }
                     if (!rows.isEmpty()) {
                         ResultFiles.writeAtomically(target, rows);

@@ -31,6 +31,7 @@ import qlab.engine.QlabException;
 import qlab.pipeline.FakeEvaluator;
 import qlab.pipeline.QuantSpec;
 import qlab.pipeline.SweepFiles;
+import qlab.pipeline.matrix.Activations;
 import qlab.pipeline.matrix.MatrixExpansion;
 import qlab.pipeline.matrix.SweepConfig;
 import qlab.pipeline.matrix.SweepFileParser;
@@ -120,6 +121,7 @@ class SweepPipelineTest {
             assertEquals(q.groupSize(), r.get("group_size"), label);
             assertEquals(json.valueToTree(q.overrides()), json.readTree((String) r.get("tensor_overrides")), label);
             assertEquals(c.imatrixName(), r.get("imatrix"), label);
+            assertEquals("f32", r.get("activations"), label);
             assertEquals(c.threads(), r.get("threads"), label);
 
             String status = (String) r.get("status");
@@ -247,6 +249,57 @@ class SweepPipelineTest {
         assertEquals(8, rows.stream().filter(r -> "skipped".equals(r.get("status"))).count());
         assertEquals(5, rows.stream().filter(r -> !resumed.runId().equals(r.get("run_id"))).count());
         assertFalse(Files.exists(out.resolve(".journal").resolve(resumed.runId())));
+    }
+
+    @Test
+    void int8ActivationsShareTheCheckpointButNotTheMeasurements() throws Exception {
+        String withoutAxis = SweepFiles.MATRIX
+                .replace("  - f32\n  - q8_0\n  - q4_0\n  - q4_8\n  - q4_8+attn=q8_0\n", "  - f32\n  - q4_0\n")
+                .replace("[32, 128]", "[32]").replace("imatrix: [none, cal]", "imatrix: [none]");
+        Path out = dir.resolve("out");
+        // A results directory from before the axis: f32, 2 thread counts, 4 configs.
+        SweepSummary first = SweepPipeline.run(options(SweepFiles.write(dir, "f32.yaml", withoutAxis), out),
+                new FakeEvaluator.Factory("act-f32"));
+        assertEquals(4, first.ok());
+
+        Path sweep = SweepFiles.write(dir, "both.yaml",
+                withoutAxis.replace("imatrix: [none]\n", "imatrix: [none]\nactivations: [f32, int8]\n"));
+        List<SweepConfig> configs = MatrixExpansion.expand(SweepFileParser.parse(sweep)).configs();
+        SweepPlan plan = SweepPlan.of(configs, 0);
+        assertEquals(2, plan.checkpoints(), "f32 and q4_0/32: int8 activations need no checkpoint of their own");
+        assertEquals(3, plan.qualities(), "f32, q4_0/32 with f32 and with int8 activations");
+
+        // The f32 configs kept their ids, so only the 2 int8 configs run, from the cached checkpoint.
+        SweepSummary second = SweepPipeline.run(options(sweep, out), new FakeEvaluator.Factory("act-both"));
+        assertEquals(2, second.ok());
+        assertEquals(0, second.failed());
+        assertEquals(0, FakeEvaluator.calls("act-both", "quantize"), "the int8 configs use the f32 configs' checkpoint");
+        assertEquals(1, FakeEvaluator.calls("act-both", "quality"), "not the cached f32 quality of the same checkpoint");
+        assertEquals(2, FakeEvaluator.calls("act-both", "throughput"));
+
+        List<Map<String, Object>> rows = duck(out.resolve("runs") + "/*/results.parquet");
+        assertEquals(6, rows.size());
+        Map<String, SweepConfig> byId = new HashMap<>();
+        configs.forEach(c -> byId.put(c.configId(), c));
+        Map<String, Double> kl = new HashMap<>();
+        for (Map<String, Object> r : rows) {
+            SweepConfig c = byId.get((String) r.get("config_id"));
+            assertNotNull(c, "row for an unknown config " + r.get("config_id"));
+            boolean int8 = c.activations() == Activations.INT8;
+            assertEquals(int8 ? "int8" : "f32", r.get("activations"), c.label());
+            assertEquals(int8 ? second.runId() : first.runId(), r.get("run_id"), c.label());
+            assertEquals("ok", r.get("status"), c.label());
+            assertEquals(FakeEvaluator.klMean(c.quant(), false, int8), (Double) r.get("kl_mean"), 1e-15, c.label());
+            assertEquals(FakeEvaluator.decodeTps(c.quant(), int8, c.threads()), (Double) r.get("decode_tps_median"),
+                    1e-9, c.label());
+            kl.put(c.label(), (Double) r.get("kl_mean"));
+        }
+        assertTrue(kl.get("q4_0/32 t1 int8") > kl.get("q4_0/32 t1"), kl.toString());
+        // Read back for pareto and the report: int8 rows are told apart by their label.
+        List<ResultRow> read = ResultFiles.readRows(List.of(out));
+        assertEquals(Set.of("f32 t1", "f32 t2", "q4_0/32 t1", "q4_0/32 t2", "q4_0/32 t1 int8", "q4_0/32 t2 int8"),
+                Set.copyOf(read.stream().map(ResultRow::label).toList()));
+        assertTrue(Files.readString(out.resolve("report.html")).contains("q4_0/32 t2 int8"));
     }
 
     @Test

@@ -3,6 +3,7 @@ package qlab.pipeline.matrix;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -85,6 +86,57 @@ class MatrixExpansionTest {
         List<String> changed = ids(MatrixExpansion.expand(SweepFileParser.parse(other.resolve("s.yaml"))));
         for (int i = 0; i < first.size(); i++) {
             assertNotEquals(first.get(i), changed.get(i));
+        }
+    }
+
+    @Test
+    void activationsCrossIntegerMixesAndCollapseForFloatOnes() throws IOException {
+        MatrixExpansion e = expand(SweepFiles.MATRIX.replace("imatrix: [none, cal]\n",
+                "imatrix: [none, cal]\nactivations: [f32, int8]\n"));
+        // 80 combinations. f32 has no int8 path, so its 16 are the 2 configs (one per thread count)
+        // they were without the axis; each of the 4 integer mixes has 16 configs instead of 8.
+        assertEquals(66, e.configs().size());
+        assertEquals(14, e.duplicates());
+        assertEquals(16, e.configs().stream().filter(SweepConfig::skipped).count());
+        Map<String, Long> perFormat = e.configs().stream()
+                .collect(Collectors.groupingBy(c -> c.quant().mixName(), Collectors.counting()));
+        assertEquals(Map.of("f32", 2L, "q8_0", 16L, "q4_0", 16L, "q4_8", 16L, "q4_8+attn=q8_0", 16L), perFormat);
+        List<SweepConfig> int8 = e.configs().stream().filter(c -> c.activations() == Activations.INT8).toList();
+        assertEquals(32, int8.size());
+        assertTrue(int8.stream().noneMatch(c -> c.quant().format().equals("f32")));
+        assertTrue(int8.stream().allMatch(c -> c.label().endsWith(" int8")), "int8 configs say so in their label");
+
+        // The f32 configs are exactly those of the file without the axis, ids included.
+        List<String> f32 = e.configs().stream().filter(c -> c.activations() == Activations.F32)
+                .map(SweepConfig::configId).toList();
+        assertEquals(ids(expand(SweepFiles.MATRIX)), f32);
+        assertEquals(66, e.configs().stream().map(SweepConfig::configId).distinct().count());
+    }
+
+    @Test
+    void aFloatBaseWithAnIntegerOverrideHasAnInt8Path() throws IOException {
+        MatrixExpansion e = expand(SweepFiles.MATRIX
+                .replace("  - f32\n  - q8_0\n  - q4_0\n  - q4_8\n  - q4_8+attn=q8_0\n", "  - f16\n  - f16+attn=q4_0\n")
+                .replace("[32, 128]", "[32]").replace("threads: [1, 2]", "threads: [1]")
+                .replace("imatrix: [none, cal]\n", "imatrix: [none]\nactivations: [int8]\n"));
+        assertEquals(2, e.configs().size());
+        assertEquals(0, e.duplicates());
+        assertEquals(Activations.F32, e.configs().get(0).activations(), "f16 alone: f32 activations whatever is asked");
+        assertEquals("f16 t1", e.configs().get(0).label());
+        assertEquals(Activations.INT8, e.configs().get(1).activations());
+        assertEquals("f16/32+attn=q4_0 t1 int8", e.configs().get(1).label());
+    }
+
+    @Test
+    void f32ConfigsKeepTheIdsTheyHadBeforeTheActivationsAxis() throws IOException {
+        // Computed by the code before the axis existed: results and caches of earlier sweeps stay valid.
+        for (String yaml : List.of(SweepFiles.MATRIX, SweepFiles.MATRIX.replace("imatrix: [none, cal]\n",
+                "imatrix: [none, cal]\nactivations: [f32, int8]\n"))) {
+            Map<String, String> byLabel = expand(yaml).configs().stream()
+                    .collect(Collectors.toMap(SweepConfig::label, SweepConfig::configId));
+            assertEquals("0bf8d76a43d34d2d", byLabel.get("f32 t1"));
+            assertEquals("6154d0aae79b621d", byLabel.get("q8_0/32 imx=cal t1"));
+            assertEquals("8c9b2ec2c4d900ed", byLabel.get("q4_8/128+attn=q8_0 imx=cal t2"));
         }
     }
 

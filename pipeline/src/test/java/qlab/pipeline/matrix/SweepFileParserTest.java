@@ -30,6 +30,7 @@ class SweepFileParserTest {
         assertEquals(List.of(32, 128), m.groupSizes());
         assertEquals(List.of(1, 2), m.threads());
         assertEquals(List.of("none", "cal"), m.imatrices());
+        assertEquals(List.of(Activations.F32), m.activations(), "no activations key: f32 only");
         assertEquals(List.of(dir.resolve("calib.txt").toString()), m.calibration().get("cal").files());
         assertEquals(dir.resolve("eval.txt").toString(), m.eval().textPath());
         assertEquals(64, m.eval().ctx());
@@ -47,6 +48,19 @@ class SweepFileParserTest {
                 "  - q4_8+attn=q8_0+head=q8_0\n  - base: q4_8\n    overrides: {head: q8_0, attn: q8_0}\n");
         SweepMatrix m = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", yaml));
         assertEquals(m.formats().get(4), m.formats().get(5));
+    }
+
+    /** MATRIX with an {@code activations} line after the imatrix line, i.e. on line 15. */
+    private static String withActivations(String value) {
+        return SweepFiles.MATRIX.replace("imatrix: [none, cal]\n", "imatrix: [none, cal]\nactivations: " + value + "\n");
+    }
+
+    @Test
+    void activationsAreAnOptionalAxis() throws IOException {
+        SweepMatrix both = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", withActivations("[f32, int8]")));
+        assertEquals(List.of(Activations.F32, Activations.INT8), both.activations());
+        SweepMatrix once = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", withActivations("[int8, int8]")));
+        assertEquals(List.of(Activations.INT8), once.activations());
     }
 
     @Test
@@ -85,7 +99,7 @@ class SweepFileParserTest {
 
     @Test
     void misspelledKey() throws IOException {
-        assertEquals("bad.yaml:13: key \"thread\": unknown key (expected one of: calibration, evaluation, "
+        assertEquals("bad.yaml:13: key \"thread\": unknown key (expected one of: activations, calibration, evaluation, "
                         + "formats, group_sizes, imatrix, measurements, model, name, qlab_sweep, threads, throughput)",
                 error(SweepFiles.MATRIX.replace("threads: [1, 2]", "thread: [1, 2]")));
     }
@@ -119,6 +133,23 @@ class SweepFileParserTest {
     void importanceMatrixWithoutCalibrationSet() throws IOException {
         assertEquals("bad.yaml:14: key \"imatrix[1]\": no calibration set named \"wiki\" (defined: cal)",
                 error(SweepFiles.MATRIX.replace("[none, cal]", "[none, wiki]")));
+    }
+
+    @Test
+    void unknownActivations() throws IOException {
+        assertEquals("bad.yaml:15: key \"activations[1]\": unknown activation type \"fp16\" (known: f32, int8)",
+                error(withActivations("[f32, fp16]")));
+    }
+
+    @Test
+    void activationsThatAreNotAList() throws IOException {
+        assertEquals("bad.yaml:15: key \"activations\": expected a list", error(withActivations("int8")));
+        assertEquals("bad.yaml:15: key \"activations\": expected a list", error(withActivations("")));
+    }
+
+    @Test
+    void emptyActivations() throws IOException {
+        assertEquals("bad.yaml:15: key \"activations\": the list is empty", error(withActivations("[]")));
     }
 
     @Test

@@ -77,14 +77,14 @@ class ParetoFrontierTest {
     }
 
     static ResultRow row(String id, Double bpw, Double kl, Double ppl, Double tps, String status) {
-        return new ResultRow("run", 0L, id, "tiny", "hash", "q4_0", 32, Map.of(), null, 1, bpw,
+        return new ResultRow("run", 0L, id, "tiny", "hash", "q4_0", 32, Map.of(), null, "f32", 1, bpw,
                 bpw == null ? null : 100L, ppl, null, kl, null, null, null, null, tps, null, null, null, null,
                 status, null);
     }
 
     private static ResultRow withTime(ResultRow r, long time, String runId) {
         return new ResultRow(runId, time, r.configId(), r.modelId(), r.modelHash(), r.format(), r.groupSize(),
-                r.tensorOverrides(), r.imatrix(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
+                r.tensorOverrides(), r.imatrix(), r.activations(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
                 r.klMean(), r.klSe(), r.klP99(), r.top1Agree(), r.prefillTps(), r.decodeTpsMedian(),
                 r.decodeTpsMin(), r.decodeTpsMax(), r.batchTps(), r.peakRssBytes(), r.status(), r.statusReason());
     }

@@ -23,7 +23,7 @@ class SweepReportTest {
                                  String reason) {
         Map<Integer, Double> batch = new TreeMap<>(Map.of(1, tps, 4, tps * 3));
         boolean ok = status.equals("ok");
-        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, Map.of("attn", "q8_0"), null, 2,
+        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, Map.of("attn", "q8_0"), null, "f32", 2,
                 ok ? bpw : null, 1000L, ok ? 12 * (1 + kl) : null, null, ok ? kl : null, null, null, null, null,
                 ok ? tps : null, null, null, ok ? batch : null, null, status, reason);
     }
