@@ -16,11 +16,11 @@ import qlab.quant.kernel.Int8Strips;
  * {@link #BATCHED_PROPERTY}).
  *
  * <p>Activations: integer formats can take them as f32 or quantized to int8 once per product in
- * {@link #prepare}. The default is f32 (set {@code -Dqlab.quant.activations=int8} to change it).
- * Measured (4864×896, one thread, best of 60, AVX2, machine shared with other jobs so ±20%):
- * f32 vs int8 activations q8_0 0.92 vs 1.15 ms, q4_0 1.30 vs 1.20, q2_8 1.42 vs 1.30, b1_0 1.28
- * vs 1.24. The Vector API has no int8 dot-product instruction, so the int8 path gains nothing for
- * q8_0 and little elsewhere; MatVecBenchmark's {@code activations} parameter settles it on a quiet machine.
+ * {@link #prepare}. The default is f32 ({@code -Dqlab.quant.activations=int8}, or the constructor
+ * argument, changes it). With int8 activations every product, of any number of tokens, runs
+ * {@link PackedWeights#dotInt8Rows}: for block formats {@link Int8Strips}, rows in the lanes of a
+ * repacked copy built here. MatVecBenchmark, 4864×896, one thread, hot, f32 vs int8 activations:
+ * q4_0 6.8 vs 14.7 G multiply-adds/s, q8_0 7.7 vs 10.2 (README for the whole model).
  *
  * <p>Weights live in a {@link MemorySegment}: off-heap (or memory-mapped) segments, not
  * {@code byte[]}-backed ones, because f32 vector loads from a heap byte array measured ~15× slower.

@@ -19,9 +19,13 @@ import qlab.quant.PackedWeights;
  * decode reads two rows per pass, prefill four tokens per row pass. Values past the last whole
  * group (or in a partial code unit) are done by scalar code, in the same order everywhere.
  *
- * <p>int8-activation kernels, per chunk of {@link Lanes#COUNT} values: codes and activation codes
- * widened to int lanes and multiplied, summed per block in int32, one FMA by the product of the
- * two scales per block.
+ * <p>int8-activation kernels: {@link #dotInt8Rows}, what {@link qlab.quant.QuantizedMatrix} runs,
+ * takes whole strips of 16 rows through {@link Int8Strips} (a repacked copy, rows in the lanes,
+ * built by {@link #prepareInt8Rows}) and the rows around them through {@link #dotInt8Scalar}: the
+ * same bits either way. The single-row {@link #dotInt8Vector} (codes and activation codes widened
+ * to int lanes per chunk of {@link Lanes#COUNT} values, summed per block in int32, one FMA by the
+ * product of the two scales) needs no copy but is as slow as the f32 kernels; it stays as the
+ * row-at-a-time entry point and is tested within the rounding bound.
  */
 public final class BlockCodeWeights extends PackedWeights {
 
