@@ -49,6 +49,12 @@ public final class Main {
             }
             throw ex;
         });
+        // A bad option value or an unknown option: one line naming it, not the whole usage text.
+        cl.setParameterExceptionHandler((ex, args) -> {
+            String name = ex.getCommandLine().getCommandSpec().qualifiedName();
+            ex.getCommandLine().getErr().println(name + ": " + ex.getMessage() + " (" + name + " --help lists the options)");
+            return 2;
+        });
         return cl;
     }
 }

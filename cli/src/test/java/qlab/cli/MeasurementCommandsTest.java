@@ -63,6 +63,15 @@ class MeasurementCommandsTest {
                 "--ctx", "128", "--max-tokens", "512", "--cache", cache, "--json"));
         assertEquals(true, again.get("baseline_reused").asBoolean());
         assertEquals(kl.get("kl").get("mean").asDouble(), again.get("kl").get("mean").asDouble(), 0.0);
+
+        // int8 activations: the same windows, a slightly different model (activations rounded per block)
+        JsonNode int8 = json(CliRun.of("ppl", "--model", q.toString(), "--text", text.toString(), "--ctx", "128",
+                "--max-tokens", "512", "--activations", "int8", "--json"));
+        double rel = Math.abs(int8.get("ppl").asDouble() / ppl.get("ppl").asDouble() - 1);
+        assertTrue(rel > 0 && rel < 0.05, "int8 vs f32 activations, relative perplexity difference " + rel);
+        JsonNode back = json(CliRun.of("ppl", "--model", q.toString(), "--text", text.toString(), "--ctx", "128",
+                "--max-tokens", "512", "--json"));
+        assertEquals(ppl.get("ppl").asDouble(), back.get("ppl").asDouble(), 0.0, "f32 again after an int8 run in the same JVM");
     }
 
     @Test
@@ -84,8 +93,11 @@ class MeasurementCommandsTest {
             {"quantize", "--model", model.toString(), "--format", "q4_0", "--imatrix", otherIm.toString(), "--out", tmp.resolve("x").toString()},
             {"quantize", "--model", model.toString(), "--format", "q4_k", "--out", tmp.resolve("y").toString()},
             {"bench-batch", "--model", model.toString(), "--batch", "0"},
+            {"bench", "--model", model.toString(), "--activations", "int4"},
+            {"ppl", "--model", model.toString(), "--text", text.toString(), "--threads", "two"},
         };
-        String[] expect = {"the text is empty", "too short for one window", "different model", "unknown format \"q4_k\"", "--batch"};
+        String[] expect = {"the text is empty", "too short for one window", "different model", "unknown format \"q4_k\"", "--batch",
+            "--activations", "--threads"};
         for (int i = 0; i < cases.length; i++) {
             CliRun r = CliRun.of(cases[i]);
             assertEquals(2, r.exit(), String.join(" ", cases[i]) + ": " + r.err());
