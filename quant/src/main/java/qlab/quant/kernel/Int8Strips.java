@@ -35,6 +35,11 @@ import qlab.quant.Int8Activations;
  * sum += isum × (weight scale × activation scale) over the blocks in order — bit for bit
  * {@link qlab.quant.PackedWeights#dotInt8Scalar}. The last, partial block (width not a multiple
  * of the block) is done by scalar code on stored levels, in the same order.
+ *
+ * <p>The 32-column loop is written out in each kernel, with one 16-bit accumulator: as a helper
+ * returning the chunk's sum it was fast only when C2 happened to inline it; in a run where prefill
+ * took another path it did not, the returned vectors were boxed and q4_0 decoded at 9 tok/s
+ * instead of ~40. Two accumulators spilled.
  */
 public final class Int8Strips {
     /** Rows per strip: the lanes of a 256-bit short vector. */
@@ -219,11 +224,23 @@ public final class Int8Strips {
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
         int chunksPerBlock = block >>> 5;
+        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
         for (int b = 0; b < vectorCols / block; b++) {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
             for (int c = b * chunksPerBlock; c < (b + 1) * chunksPerBlock; c++) {
-                ShortVector sum = chunk(base + (long) c * 16 * ROWS, x.wide, wide + c * 32 * ROWS).sub(x.corr[corr + c]);
+                long p = base + (long) c * 16 * ROWS;
+                int w = wide + c * 32 * ROWS;
+                ShortVector sum = ShortVector.zero(SHORTS);
+                for (int k = 0; k < 16; k++) {
+                    ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
+                    sum = sum.add(v.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w)))
+                            .add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                    p += ROWS;
+                    w += 2 * ROWS;
+                }
+                sum = sum.sub(x.corr[corr + c]);
                 IntVector pairs = sum.reinterpretAsInts();
                 i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
                 i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
@@ -250,8 +267,20 @@ public final class Int8Strips {
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
+        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
         for (int b = 0; b < blocks; b++) {
-            ShortVector sum = chunk(base + (long) b * 16 * ROWS, x.wide, wide + b * 32 * ROWS).sub(x.corr[corr + b]);
+            long p = base + (long) b * 16 * ROWS;
+            int w = wide + b * 32 * ROWS;
+            ShortVector sum = ShortVector.zero(SHORTS);
+            for (int k = 0; k < 16; k++) {
+                ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
+                sum = sum.add(v.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w)))
+                        .add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                p += ROWS;
+                w += 2 * ROWS;
+            }
+            sum = sum.sub(x.corr[corr + b]);
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = sc + b * ROWS;
             IntVector pairs = sum.reinterpretAsInts();
@@ -264,24 +293,6 @@ public final class Int8Strips {
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, 8);
-    }
-
-    /**
-     * Σ level × activation code over one 32-column chunk of a strip (16 column pairs from p, the
-     * activations from wide[w]), 16 rows, before the nibble correction: wrapping 16-bit sums.
-     */
-    private ShortVector chunk(long p, short[] wide, int w) {
-        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
-        ShortVector s = ShortVector.zero(SHORTS);
-        for (int k = 0; k < 16; k++) {
-            ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-            s = s.add(v.and(low).mul(ShortVector.fromArray(SHORTS, wide, w)))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, wide, w + ROWS)));
-            p += ROWS;
-            w += 2 * ROWS;
-        }
-        return s;
     }
 
     private void stripBytes(int s, Activations x, int t, float[] out) {
