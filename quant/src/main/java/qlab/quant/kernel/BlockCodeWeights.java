@@ -283,10 +283,18 @@ public final class BlockCodeWeights extends PackedWeights {
         if (PackedWeights.VECTOR_ENABLED && rows >= Int8Strips.ROWS && strips == null) {
             synchronized (this) {
                 if (strips == null) {
-                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits,
-                            (r, j) -> level(r * rowBytes + codesOffset, j), scales);
+                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits, this::levelsOfRow, scales);
                 }
             }
+        }
+    }
+
+    /** The levels of a row as floats: whole groups by {@link GroupKernel#levels}, the rest one by one. */
+    private void levelsOfRow(int row, float[] dst) {
+        kernel.levels(row, dst, 0);
+        long rowCodes = row * rowBytes + codesOffset;
+        for (int j = vectorEnd; j < cols; j++) {
+            dst[j] = level(rowCodes, j);
         }
     }
 
