@@ -213,6 +213,25 @@ public final class QuantizedMatrix implements Matrix {
         return tokens >= tiledFrom ? TokenColumns.of(x, 0, cols(), tokens) : null;
     }
 
+    /**
+     * The sibling's preparation when it is the one this matrix would make: the same activations
+     * quantized in the same blocks (whatever the weight format), or the same transposed tokens.
+     */
+    @Override
+    public Object prepareLike(Object sibling, float[] x, int tokens) {
+        if (int8Activations) {
+            if (sibling instanceof Int8Strips.Activations s && s.codes().cols() == cols()
+                    && s.codes().tokens() == tokens && s.codes().block() == weights.activationBlock()) {
+                return s;
+            }
+        } else if (tokens < tiledFrom) {
+            return null;
+        } else if (sibling instanceof TokenColumns s && s.cols() == cols() && s.tokens() == tokens) {
+            return s;
+        }
+        return prepare(x, tokens);
+    }
+
     @Override
     public void matmul(float[] x, Object prepared, int tokens, float[] y, int yStride, int yOffset, int rowStart, int rowEnd) {
         if (int8Activations) {

@@ -95,6 +95,51 @@ class QuantizedMatrixTest {
     }
 
     /**
+     * q, k and v (gate and up) share one preparation of their common input when it is the one each
+     * would make: int8 activations quantized in the same blocks, whatever the weight format, or the
+     * same transposed tokens. A matrix with another activation block, or another width, makes its
+     * own. Shared or not, every product is bitwise what its own preparation gives.
+     */
+    @Test
+    void siblingsSharePreparationOnlyWhenItIsTheirs() {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            for (boolean int8 : new boolean[] {false, true}) {
+                QuantizedMatrix q8 = matrix("q8_0", 32, COLS, int8, pool);
+                QuantizedMatrix q4 = matrix("q4_0", 32, COLS, int8, pool);
+                QuantizedMatrix q4g128 = matrix("q4_0", 128, COLS, int8, pool);
+                QuantizedMatrix narrow = matrix("q4_0", 32, COLS - 32, int8, pool);
+                for (int tokens : new int[] {1, 3, QuantizedMatrix.TILED_FROM_TOKENS + 1}) {
+                    float[] x = RowCases.gaussian(tokens * COLS, 11 + tokens);
+                    Object first = q8.prepare(x, tokens);
+                    Object shared = q4.prepareLike(first, x, tokens);
+                    boolean prepares = int8 || q4.tiles(tokens);
+                    assertTrue(prepares ? shared == first : shared == null, "int8=" + int8 + " tokens=" + tokens);
+                    assertArrayEquals(product(q4, x, q4.prepare(x, tokens), tokens), product(q4, x, shared, tokens));
+                    Object own = q4g128.prepareLike(first, x, tokens);
+                    assertTrue(!int8 || own != first, "a 128-value activation block is not a 32-value one");
+                    assertArrayEquals(product(q4g128, x, q4g128.prepare(x, tokens), tokens), product(q4g128, x, own, tokens));
+                    float[] xn = RowCases.gaussian(tokens * (COLS - 32), 5);
+                    Object narrowOwn = narrow.prepareLike(first, xn, tokens);
+                    assertTrue(!prepares || narrowOwn != first, "other width");
+                    assertArrayEquals(product(narrow, xn, narrow.prepare(xn, tokens), tokens), product(narrow, xn, narrowOwn, tokens));
+                }
+            }
+        }
+    }
+
+    private static QuantizedMatrix matrix(String format, int group, int cols, boolean int8, WorkerPool pool) {
+        QuantFormat f = Formats.byName(format, group);
+        QuantizedMatrix m = QuantizedMatrix.quantize(f, RowCases.gaussian(ROWS * cols, cols), ROWS, cols, null, pool);
+        return new QuantizedMatrix(f, m.data(), ROWS, cols, int8);
+    }
+
+    private static float[] product(QuantizedMatrix m, float[] x, Object prepared, int tokens) {
+        float[] y = new float[tokens * ROWS];
+        m.matmul(x, prepared, tokens, y, ROWS, 0, 0, ROWS);
+        return y;
+    }
+
+    /**
      * The importance of column j must weigh column j itself, not the value at j's position
      * inside block 0: weighting column 139 (block 4, position 11) must shrink that column's
      * error and leave column 11 (block 0, same position) without that gain.

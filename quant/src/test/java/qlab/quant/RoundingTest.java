@@ -63,6 +63,45 @@ class RoundingTest {
         assertArrayEquals(new byte[] {127, 3, -3, -1}, a.codes());
     }
 
+    /**
+     * The vector activation quantizer agrees bitwise with its scalar reference: exact ties k + 0.5
+     * (block maximum 127, so the scale is exactly 1), values a hair either side of a tie, zero
+     * blocks, one huge outlier, denormals, negative zero, and widths that end in a partial block.
+     */
+    @org.junit.jupiter.api.Test
+    void vectorActivationQuantizerEqualsTheScalarReference() {
+        java.util.Random rnd = new java.util.Random(9);
+        for (int block : new int[] {32, 64, 128}) {
+            for (int cols : new int[] {block, 3 * block, 2 * block + 24, 17}) {
+                int tokens = 3;
+                float[] x = new float[tokens * cols + 5];
+                for (int i = 0; i < x.length; i++) {
+                    x[i] = switch (i % 7) {
+                        case 0 -> rnd.nextInt(254) - 127 + 0.5f;
+                        case 1 -> Math.nextUp(rnd.nextInt(200) - 100 + 0.5f);
+                        case 2 -> Math.nextDown(rnd.nextInt(200) - 100 + 0.5f);
+                        case 3 -> Float.MIN_VALUE * rnd.nextInt(100);
+                        case 4 -> -0f;
+                        default -> (float) rnd.nextGaussian() * 40;
+                    };
+                }
+                for (int b = 0; b * block < cols; b++) {
+                    x[5 + b * block] = 127f; // scale exactly 1 in every block of token 0: ties stay ties
+                }
+                java.util.Arrays.fill(x, 5 + cols, 5 + cols + Math.min(block, cols), 0f); // a zero block
+                x[5 + 2 * cols] = 3e30f; // one huge outlier in token 2
+                Int8Activations r = Int8Activations.quantizeScalar(x, 5, cols, tokens, block);
+                // Repeated until the JIT has compiled the vector path: compiled code must agree too.
+                for (int rep = 0; rep < 2000; rep++) {
+                    Int8Activations v = Int8Activations.quantize(x, 5, cols, tokens, block);
+                    String where = "block " + block + ", cols " + cols + ", repetition " + rep;
+                    assertArrayEquals(r.codes(), v.codes(), where);
+                    assertArrayEquals(r.scales(), v.scales(), where);
+                }
+            }
+        }
+    }
+
     private static float[] roundTrip(String name, float[] row) {
         QuantFormat f = Formats.byName(name);
         MemorySegment seg = Arena.ofAuto().allocate(f.bytesPerRow(row.length));

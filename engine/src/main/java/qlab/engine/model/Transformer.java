@@ -233,8 +233,8 @@ public final class Transformer implements LanguageModel {
     /** q, k, v = xb Wq^T, xb Wk^T, xb Wv^T in one dispatch over their concatenated rows. */
     private void projectQkv(LayerWeights L, int n) {
         Object pq = L.q().prepare(xb, n);
-        Object pk = L.k().prepare(xb, n);
-        Object pv = L.v().prepare(xb, n);
+        Object pk = L.k().prepareLike(pq, xb, n);
+        Object pv = L.v().prepareLike(pk, xb, n);
         int qr = L.q().rows();
         int kr = L.k().rows();
         pool.forRange(qr + 2 * kr, GRAIN, (s, e) -> {
@@ -260,7 +260,7 @@ public final class Transformer implements LanguageModel {
     private void gateUp(LayerWeights L, int n) {
         int inter = c.intermediateSize();
         Object pg = L.gate().prepare(xb, n);
-        Object pu = L.up().prepare(xb, n);
+        Object pu = L.up().prepareLike(pg, xb, n);
         pool.forRange(inter, GRAIN, (s, e) -> {
             L.gate().matmul(xb, pg, n, gate, inter, 0, s, e);
             L.up().matmul(xb, pu, n, up, inter, 0, s, e);

@@ -28,6 +28,15 @@ public interface Matrix {
     }
 
     /**
+     * {@link #prepare}, given {@code sibling}: what another matrix's prepare returned for the same
+     * x and tokens. Returned as is when it is what this matrix's own prepare would build (q, k and
+     * v of a layer, or gate and up, read the same activations), else this matrix prepares its own.
+     */
+    default Object prepareLike(Object sibling, float[] x, int tokens) {
+        return prepare(x, tokens);
+    }
+
+    /**
      * y[t * yStride + yOffset + r] = W[r, :] · x[t, :] for r in [rowStart, rowEnd) and
      * t in [0, tokens). x is row-major [tokens, cols]. Must not write outside those y cells:
      * several workers call it at once on disjoint row ranges.

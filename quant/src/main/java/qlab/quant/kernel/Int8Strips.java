@@ -161,11 +161,7 @@ public final class Int8Strips {
             this.corr = new short[a.tokens() * chunks];
             for (int t = 0; t < a.tokens(); t++) {
                 for (int j = 0; j < cols; j++) {
-                    short v = q[t * cols + j];
-                    int at = (t * cols + j) * ROWS;
-                    for (int l = 0; l < ROWS; l++) {
-                        wide[at + l] = v;
-                    }
+                    ShortVector.broadcast(SHORTS, q[t * cols + j]).intoArray(wide, (t * cols + j) * ROWS);
                 }
                 for (int c = 0; c < chunks; c++) {
                     int sum = 0;
