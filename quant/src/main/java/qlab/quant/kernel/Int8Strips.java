@@ -31,7 +31,7 @@ import qlab.quant.Int8Activations;
  * 8 × Σ activation codes. 16-bit sums of 32 such products are exact: the true sum, at most
  * 8 × 127 × 32 = 32512 in magnitude, is what the wrapping lanes hold once the correction is off.
  * 8-bit levels are stored as bytes; two products (≤ 2 × 127²) fit a 16-bit lane, so every column
- * pair is widened into 32-bit sums. Per block the integer sum is exact, so each row's result is
+ * pair is widened into 32-bit sums ({@link #stripBytes} says how). Per block the integer sum is exact, so each row's result is
  * sum += isum × (weight scale × activation scale) over the blocks in order — bit for bit
  * {@link qlab.quant.PackedWeights#dotInt8Scalar}. The last, partial block (width not a multiple
  * of the block) is done by scalar code on stored levels, in the same order.
@@ -298,6 +298,16 @@ public final class Int8Strips {
         acc1.intoArray(out, 8);
     }
 
+    /**
+     * 8-bit levels. A column pair's products fit a 16-bit lane (≤ 2 × 127²), shifted by 2^15 into
+     * [0, 2^16): viewed as ints, lane i holds odd row's + 2^15 in its upper half and even row's
+     * + 2^15 in its lower half, with no borrow between them. Summing those ints (wrapping) and
+     * their upper halves gives both rows' sums exactly: even = all − (upper << 16), each less the
+     * 2^15 per pair. Four operations per pair where sign-extending each half took five: the
+     * kernel alone (one thread, 64 × 896, hot) reached 14.5-14.7 G multiply-adds/s at best in three
+     * alternating runs against 13.9-14.2; whole-model q8_0 decode, memory-bound, did not move
+     * beyond the noise (1 thread, medians 12.0/11.9/10.9 vs 12.0/11.1/11.2 tok/s).
+     */
     private void stripBytes(int s, Activations x, int t, float[] out) {
         long base = s * stripBytes;
         int wide = t * cols * ROWS;
@@ -306,9 +316,11 @@ public final class Int8Strips {
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
+        ShortVector bias = ShortVector.broadcast(SHORTS, Short.MIN_VALUE);
+        int pairBias = (block >>> 1) << 15;
         for (int b = 0; b < vectorCols / block; b++) {
-            IntVector i0 = IntVector.zero(INTS);
-            IntVector i1 = i0;
+            IntVector all = IntVector.zero(INTS);
+            IntVector upper = all;
             long p = base + (long) b * block * ROWS;
             int w = wide + b * block * ROWS;
             for (int k = 0; k < block; k += 2) {
@@ -316,14 +328,17 @@ public final class Int8Strips {
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
                 ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
-                ShortVector pair = v.mul(ShortVector.fromArray(SHORTS, x.wide, w))
-                        .add(u.mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
-                IntVector pairs = pair.reinterpretAsInts();
-                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
-                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
+                IntVector pairs = v.mul(ShortVector.fromArray(SHORTS, x.wide, w))
+                        .add(u.mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)))
+                        .add(bias)
+                        .reinterpretAsInts();
+                all = all.add(pairs);
+                upper = upper.add(pairs.lanewise(VectorOperators.LSHR, 16));
                 p += 2 * ROWS;
                 w += 2 * ROWS;
             }
+            IntVector i0 = all.sub(upper.lanewise(VectorOperators.LSHL, 16)).sub(pairBias);
+            IntVector i1 = upper.sub(pairBias);
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = sc + b * ROWS;
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
