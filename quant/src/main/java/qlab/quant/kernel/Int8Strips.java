@@ -40,9 +40,10 @@ import qlab.quant.Int8Activations;
  * was fast only when C2 happened to inline it; in a run where prefill took another path it did
  * not, the returned vectors were boxed and q4_0 decoded at 9 tok/s instead of ~40. It keeps two
  * 16-bit sums, the even and the odd columns, added once per chunk: the same wrapping sum, so the
- * same bits, with the add chain halved. {@code bench} q4_0, one thread, three alternating pairs
- * against one sum: decode +2 to +8% (medians 22.2/20.6/22.5 vs 21.0/20.2/20.8 tok/s); at two
- * threads the pairs went both ways (the host's noise is larger than the difference).
+ * same bits, with the add chain halved. Against one sum, three alternating pairs each: {@code
+ * bench} q4_0, one thread, decode 22.2/20.6/22.5 vs 21.0/20.2/20.8 tok/s (at two threads the
+ * pairs went both ways: the host's noise is larger than the difference); MatVecBenchmark q4_0
+ * 4864×896 hot, one thread, 15.4/19.6/14.6 vs 13.1/16.4/14.6 G multiply-adds/s.
  */
 public final class Int8Strips {
     /** Rows per strip: the lanes of a 256-bit short vector. */
@@ -303,10 +304,10 @@ public final class Int8Strips {
      * [0, 2^16): viewed as ints, lane i holds odd row's + 2^15 in its upper half and even row's
      * + 2^15 in its lower half, with no borrow between them. Summing those ints (wrapping) and
      * their upper halves gives both rows' sums exactly: even = all − (upper << 16), each less the
-     * 2^15 per pair. Four operations per pair where sign-extending each half took five: the
-     * kernel alone (one thread, 64 × 896, hot) reached 14.5-14.7 G multiply-adds/s at best in three
-     * alternating runs against 13.9-14.2; whole-model q8_0 decode, memory-bound, did not move
-     * beyond the noise (1 thread, medians 12.0/11.9/10.9 vs 12.0/11.1/11.2 tok/s).
+     * 2^15 per pair. Four operations per pair where sign-extending each half took five; measured,
+     * the gain is inside this host's noise (MatVecBenchmark q8_0 4864×896 hot, one thread, three
+     * alternating runs: 9.2/12.0/11.5 vs 10.7/11.7/10.7 G multiply-adds/s; whole-model decode,
+     * memory-bound, 12.0/11.9/10.9 vs 12.0/11.1/11.2 tok/s).
      */
     private void stripBytes(int s, Activations x, int t, float[] out) {
         long base = s * stripBytes;
