@@ -31,7 +31,7 @@ import qlab.quant.Int8Activations;
  * 8 × Σ activation codes. 16-bit sums of 32 such products are exact: the true sum, at most
  * 8 × 127 × 32 = 32512 in magnitude, is what the wrapping lanes hold once the correction is off.
  * 8-bit levels are stored as bytes; two products (≤ 2 × 127²) fit a 16-bit lane, so every column
- * pair is widened into 32-bit sums ({@link #stripBytes} says how). Per block the integer sum is exact, so each row's result is
+ * pair is widened into 32-bit sums. Per block the integer sum is exact, so each row's result is
  * sum += isum × (weight scale × activation scale) over the blocks in order — bit for bit
  * {@link qlab.quant.PackedWeights#dotInt8Scalar}. The last, partial block (width not a multiple
  * of the block) is done by scalar code on stored levels, in the same order.
@@ -300,14 +300,13 @@ public final class Int8Strips {
     }
 
     /**
-     * 8-bit levels. A column pair's products fit a 16-bit lane (≤ 2 × 127²), shifted by 2^15 into
-     * [0, 2^16): viewed as ints, lane i holds odd row's + 2^15 in its upper half and even row's
-     * + 2^15 in its lower half, with no borrow between them. Summing those ints (wrapping) and
-     * their upper halves gives both rows' sums exactly: even = all − (upper << 16), each less the
-     * 2^15 per pair. Four operations per pair where sign-extending each half took five; measured,
-     * the gain is inside this host's noise (MatVecBenchmark q8_0 4864×896 hot, one thread, three
-     * alternating runs: 9.2/12.0/11.5 vs 10.7/11.7/10.7 G multiply-adds/s; whole-model decode,
-     * memory-bound, 12.0/11.9/10.9 vs 12.0/11.1/11.2 tok/s).
+     * 8-bit levels: each column pair's two products summed in 16 bits, then sign-extended into the
+     * even and odd rows' 32-bit sums. Biasing the pair sums by 2^15 into unsigned halves saves one
+     * of those five operations per pair (sum the int view and its upper halves; the lower sums are
+     * the difference) and gives the same bits, but measured no faster: MatVecBenchmark q8_0
+     * 4864×896 hot, one thread, 9.2/12.0/11.5 vs 10.7/11.7/10.7 G multiply-adds/s; whole-model
+     * q8_0 decode at two threads, five alternating pairs, went both ways (17% slower in two, up to
+     * 10% faster in the others). Not kept.
      */
     private void stripBytes(int s, Activations x, int t, float[] out) {
         long base = s * stripBytes;
@@ -317,11 +316,9 @@ public final class Int8Strips {
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
-        ShortVector bias = ShortVector.broadcast(SHORTS, Short.MIN_VALUE);
-        int pairBias = (block >>> 1) << 15;
         for (int b = 0; b < vectorCols / block; b++) {
-            IntVector all = IntVector.zero(INTS);
-            IntVector upper = all;
+            IntVector i0 = IntVector.zero(INTS);
+            IntVector i1 = i0;
             long p = base + (long) b * block * ROWS;
             int w = wide + b * block * ROWS;
             for (int k = 0; k < block; k += 2) {
@@ -329,17 +326,14 @@ public final class Int8Strips {
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
                 ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
-                IntVector pairs = v.mul(ShortVector.fromArray(SHORTS, x.wide, w))
-                        .add(u.mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)))
-                        .add(bias)
-                        .reinterpretAsInts();
-                all = all.add(pairs);
-                upper = upper.add(pairs.lanewise(VectorOperators.LSHR, 16));
+                ShortVector pair = v.mul(ShortVector.fromArray(SHORTS, x.wide, w))
+                        .add(u.mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                IntVector pairs = pair.reinterpretAsInts();
+                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
                 p += 2 * ROWS;
                 w += 2 * ROWS;
             }
-            IntVector i0 = all.sub(upper.lanewise(VectorOperators.LSHL, 16)).sub(pairBias);
-            IntVector i1 = upper.sub(pairBias);
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = sc + b * ROWS;
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
