@@ -305,8 +305,8 @@ public final class Int8Strips {
      * of those five operations per pair (sum the int view and its upper halves; the lower sums are
      * the difference) and gives the same bits, but measured no faster: MatVecBenchmark q8_0
      * 4864×896 hot, one thread, 9.2/12.0/11.5 vs 10.7/11.7/10.7 G multiply-adds/s; whole-model
-     * q8_0 decode at two threads, five alternating pairs, went both ways (17% slower in two, up to
-     * 10% faster in the others). Not kept.
+     * q8_0 decode at two threads, five alternating pairs: -18%, -15%, +10%, -2%, -7% for the
+     * biased variant. Not kept.
      */
     private void stripBytes(int s, Activations x, int t, float[] out) {
         long base = s * stripBytes;
