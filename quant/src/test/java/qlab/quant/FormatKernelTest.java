@@ -247,4 +247,42 @@ class FormatKernelTest {
         }
         assertTrue(checks > 0);
     }
+
+    /**
+     * Wide rows, where a batch's strips are taken a few at a time over all its tokens (as many as
+     * fit the cache budget with one token's codes: two 4-bit strips of 4864 columns, one 8-bit):
+     * still bitwise the scalar reference for every row and token, whatever the row split.
+     */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"q4_0", "q8_0", "q2_8"})
+    void int8StripsInGroupsOverTheTokensEqualTheScalarReference(String name) {
+        QuantFormat format = Formats.byName(name);
+        int strips = 5;
+        int rowsN = strips * qlab.quant.kernel.Int8Strips.ROWS + 3;
+        int cols = 4864;
+        int tokens = 3;
+        float[][] rows = new float[rowsN][];
+        for (int r = 0; r < rowsN; r++) {
+            rows[r] = RowCases.gaussian(cols, 31L * r + 7);
+        }
+        PackedWeights w = format.pack(RowCases.quantize(format, rows, cols, null, 0), rowsN, cols);
+        w.prepareInt8Rows();
+        float[] xs = RowCases.gaussian(tokens * cols, 99);
+        qlab.quant.kernel.Int8Strips.Activations a = new qlab.quant.kernel.Int8Strips.Activations(
+                Int8Activations.quantize(xs, 0, cols, tokens, w.activationBlock()));
+        float[] all = new float[rowsN * tokens];
+        w.dotInt8Rows(0, rowsN, a, all, 0, rowsN);
+        float[] split = new float[rowsN * tokens];
+        int[] cuts = {0, 16, 53, rowsN};
+        for (int i = 0; i + 1 < cuts.length; i++) {
+            w.dotInt8Rows(cuts[i], cuts[i + 1], a, split, 0, rowsN);
+        }
+        for (int t = 0; t < tokens; t++) {
+            for (int r = 0; r < rowsN; r++) {
+                int expected = Float.floatToIntBits(w.dotInt8Scalar(r, a.codes(), t));
+                assertEquals(expected, Float.floatToIntBits(all[r + t * rowsN]), name + " row " + r + " token " + t);
+                assertEquals(expected, Float.floatToIntBits(split[r + t * rowsN]), name + " row " + r + " token " + t + ", split");
+            }
+        }
+    }
 }

@@ -48,6 +48,8 @@ import qlab.quant.Int8Activations;
 public final class Int8Strips {
     /** Rows per strip: the lanes of a 256-bit short vector. */
     public static final int ROWS = 16;
+    /** Cache budget of one pass over a group of strips and a token (see {@link #stripsPerPass}); half an L2 of this machine. */
+    static final long PASS_BYTES = 256 << 10;
 
     private static final VectorSpecies<Short> SHORTS = ShortVector.SPECIES_256;
     private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_128;
@@ -193,22 +195,38 @@ public final class Int8Strips {
                     + "] do not match strips [" + cols + " cols, block " + block + "]");
         }
         float[] out = new float[ROWS];
-        for (int s = stripStart; s < stripEnd; s++) {
+        int group = stripsPerPass();
+        for (int first = stripStart; first < stripEnd; first += group) {
+            int last = Math.min(stripEnd, first + group);
             for (int t = 0; t < a.tokens(); t++) {
-                if (nibbles) {
-                    stripNibbles(s, x, t, out);
-                } else {
-                    stripBytes(s, x, t, out);
-                }
-                if (vectorCols < cols) {
-                    tail(s, a, t, out);
-                }
-                int at = yOffset + s * ROWS + t * yStride;
-                for (int lane = 0; lane < ROWS; lane++) {
-                    y[at + lane] = out[slot(lane)];
+                for (int s = first; s < last; s++) {
+                    if (nibbles) {
+                        stripNibbles(s, x, t, out);
+                    } else {
+                        stripBytes(s, x, t, out);
+                    }
+                    if (vectorCols < cols) {
+                        tail(s, a, t, out);
+                    }
+                    int at = yOffset + s * ROWS + t * yStride;
+                    for (int lane = 0; lane < ROWS; lane++) {
+                        y[at + lane] = out[slot(lane)];
+                    }
                 }
             }
         }
+    }
+
+    /**
+     * Strips taken together over the tokens of a batch: as many as fit, with one token's repeated
+     * codes, in {@link #PASS_BYTES}, so each token's codes are read from the cache nearest the core
+     * once per group of strips, and the group's codes stay in L2 from one token to the next. Strip
+     * by strip over all tokens instead re-read every token's codes (tokens × cols × 32 bytes) for
+     * each strip; whole-matrix passes per token re-read all the weights.
+     */
+    private int stripsPerPass() {
+        long perToken = (long) cols * ROWS * Short.BYTES;
+        return (int) Math.max(1, (PASS_BYTES - perToken) / Math.max(1, stripBytes));
     }
 
     private void stripNibbles(int s, Activations x, int t, float[] out) {
