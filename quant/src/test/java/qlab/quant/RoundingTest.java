@@ -66,7 +66,8 @@ class RoundingTest {
     /**
      * The vector activation quantizer agrees bitwise with its scalar reference: exact ties k + 0.5
      * (block maximum 127, so the scale is exactly 1), values a hair either side of a tie, zero
-     * blocks, one huge outlier, denormals, negative zero, and widths that end in a partial block.
+     * blocks, one huge outlier, an infinity, denormals, negative zero, and widths that end in a
+     * partial block.
      */
     @org.junit.jupiter.api.Test
     void vectorActivationQuantizerEqualsTheScalarReference() {
@@ -90,6 +91,7 @@ class RoundingTest {
                 }
                 java.util.Arrays.fill(x, 5 + cols, 5 + cols + Math.min(block, cols), 0f); // a zero block
                 x[5 + 2 * cols] = 3e30f; // one huge outlier in token 2
+                x[5 + cols + cols - 1] = Float.POSITIVE_INFINITY; // a broken activation: its block codes 0 (NaN, x/inf)
                 Int8Activations r = Int8Activations.quantizeScalar(x, 5, cols, tokens, block);
                 // Repeated until the JIT has compiled the vector path: compiled code must agree too.
                 for (int rep = 0; rep < 2000; rep++) {
