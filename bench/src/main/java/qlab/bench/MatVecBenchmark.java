@@ -18,6 +18,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.Formats;
 import qlab.quant.QuantFormat;
@@ -46,7 +47,7 @@ import qlab.quant.QuantizedMatrix;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "-Xmx6g"})
+@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx6g"})
 public class MatVecBenchmark {
     static final long COLD_BYTES = 640L << 20;
 
@@ -63,6 +64,11 @@ public class MatVecBenchmark {
     @Param({"f32", "int8"})
     public String activations;
 
+    /**
+     * Where the weights live: {@code native} off-heap as the engine keeps them (2 MiB pages where
+     * the system gives them, {@link HugePages}), {@code native4k} off-heap on ordinary 4 KiB pages
+     * (a memory-mapped file's), {@code heap} in a Java array.
+     */
     @Param({"native"})
     public String memory;
 
@@ -119,9 +125,12 @@ public class MatVecBenchmark {
         ring = new QuantizedMatrix[copies];
         Arena arena = Arena.ofAuto();
         for (int i = 0; i < copies; i++) {
-            MemorySegment copy = memory.equals("heap")
-                    ? MemorySegment.ofArray(new byte[Math.toIntExact(bytes)])
-                    : arena.allocate(bytes, 64);
+            MemorySegment copy = switch (memory) {
+                case "heap" -> MemorySegment.ofArray(new byte[Math.toIntExact(bytes)]);
+                case "native4k" -> arena.allocate(bytes, 64);
+                case "native" -> HugePages.allocate(bytes);
+                default -> throw new IllegalArgumentException("memory: heap, native or native4k, not " + memory);
+            };
             copy.copyFrom(source.data());
             ring[i] = new QuantizedMatrix(f, copy, rows, cols, int8, batched.equals("tiled") ? 2 : Integer.MAX_VALUE);
         }

@@ -21,6 +21,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 
 /**
@@ -33,7 +34,7 @@ import qlab.engine.util.WorkerPool;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 2, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector"})
+@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class ReadBandwidthBenchmark {
     /** The CPU's own width: a wider species than the hardware has is emulated, not measured. */
     private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
@@ -43,6 +44,10 @@ public class ReadBandwidthBenchmark {
 
     @Param({"1", "2"})
     public int threads;
+
+    /** {@code native}: 2 MiB pages where the system gives them ({@link HugePages}), as the engine's weights; {@code native4k}: 4 KiB pages. */
+    @Param({"native"})
+    public String memory;
 
     private MemorySegment buffer;
     private WorkerPool pool;
@@ -55,7 +60,11 @@ public class ReadBandwidthBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        buffer = Arena.ofAuto().allocate(SIZE, 64);
+        buffer = switch (memory) {
+            case "native" -> HugePages.allocate(SIZE);
+            case "native4k" -> Arena.ofAuto().allocate(SIZE, 64);
+            default -> throw new IllegalArgumentException("memory: native or native4k, not " + memory);
+        };
         buffer.fill((byte) 1);
         pool = new WorkerPool(threads);
     }

@@ -1,8 +1,8 @@
 package qlab.quant;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import qlab.engine.QlabException;
+import qlab.engine.util.HugePages;
 import qlab.engine.tensor.Matrix;
 import qlab.engine.tensor.TokenColumns;
 import qlab.engine.tensor.VectorSupport;
@@ -140,8 +140,8 @@ public final class QuantizedMatrix implements Matrix {
             }
         }
         long rowBytes = format.bytesPerRow(cols);
-        // Off-heap and 64-byte aligned, like a memory-mapped tensor; no 2 GiB array limit.
-        MemorySegment data = Arena.ofAuto().allocate(rows * rowBytes, 64);
+        // Off-heap and 64-byte aligned, like a memory-mapped tensor; no 2 GiB array limit; 2 MiB pages where available.
+        MemorySegment data = HugePages.allocate(rows * rowBytes);
         pool.forRange(rows, 16, (start, end) -> {
             for (int r = start; r < end; r++) {
                 format.quantizeRow(weights, r * cols, cols, importance, data, r * rowBytes);

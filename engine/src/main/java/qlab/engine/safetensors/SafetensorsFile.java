@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import qlab.engine.QlabException;
+import qlab.engine.util.HugePages;
 
 /**
  * One memory-mapped safetensors file: an 8-byte little-endian header length N, N bytes of JSON
@@ -208,6 +210,33 @@ public final class SafetensorsFile {
     public MemorySegment bytes(String name) {
         TensorInfo t = info(name);
         return data.asSlice(t.begin(), t.byteLength());
+    }
+
+    /**
+     * The raw bytes of a tensor read into memory of their own, on 2 MiB pages where the system
+     * gives them ({@link HugePages}): for weights that decode streams once per token, which the
+     * mapping's 4 KiB pages slow down. Read through the channel, so the mapping's pages are not
+     * touched and the process holds one copy.
+     */
+    public MemorySegment copy(String name) {
+        TensorInfo t = info(name);
+        MemorySegment out = HugePages.allocate(t.byteLength());
+        long at = 8 + headerBytes + t.begin();
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+            for (long done = 0; done < t.byteLength(); ) {
+                int chunk = (int) Math.min(1 << 30, t.byteLength() - done);
+                ByteBuffer dst = out.asSlice(done, chunk).asByteBuffer();
+                while (dst.hasRemaining()) {
+                    if (ch.read(dst, at + done + dst.position()) < 0) {
+                        throw new QlabException(path + ": tensor \"" + name + "\": file ends inside its data (truncated?)");
+                    }
+                }
+                done += chunk;
+            }
+        } catch (IOException e) {
+            throw new QlabException(path + ": cannot read tensor \"" + name + "\": " + e.getMessage());
+        }
+        return out;
     }
 
     /** A floating-point tensor widened exactly to f32 (BF16: bits &lt;&lt; 16; F16 with subnormals). */

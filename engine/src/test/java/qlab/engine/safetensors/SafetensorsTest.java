@@ -68,6 +68,34 @@ class SafetensorsTest {
     }
 
     @Test
+    void aCopiedTensorHoldsTheMappedBytes() {
+        // Three tensors, one larger than HugePages.MIN_BYTES, so both kinds of allocation are filled.
+        java.util.Random r = new java.util.Random(7);
+        float[] small = new float[3];
+        float[] large = new float[(1 << 20) / 4 * 3 / 2 + 5];
+        float[] last = new float[7];
+        for (float[] a : new float[][] {small, large, last}) {
+            for (int i = 0; i < a.length; i++) {
+                a[i] = (float) r.nextGaussian();
+            }
+        }
+        Path p = tmp.resolve("copy.safetensors");
+        new SafetensorsWriter(8).metadata("format", "pt")
+                .addFloats("small", DType.BF16, new long[] {small.length}, small)
+                .addFloats("large", DType.F32, new long[] {large.length}, large)
+                .addFloats("last", DType.F16, new long[] {last.length}, last)
+                .write(p);
+        SafetensorsFile f = SafetensorsFile.open(p);
+        for (String name : f.tensors().keySet()) {
+            java.lang.foreign.MemorySegment mapped = f.bytes(name);
+            java.lang.foreign.MemorySegment copy = f.copy(name);
+            assertEquals(mapped.byteSize(), copy.byteSize(), name);
+            assertEquals(-1, mapped.mismatch(copy), name);
+            assertEquals(0, copy.address() % 64, name + " is 64-byte aligned");
+        }
+    }
+
+    @Test
     void truncatedAndCorruptFilesAreClearErrors() throws IOException {
         Path tiny = tmp.resolve("short.safetensors");
         Files.write(tiny, new byte[] {1, 2, 3});

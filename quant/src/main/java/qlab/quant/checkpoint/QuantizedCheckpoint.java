@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import qlab.engine.QlabException;
+import qlab.engine.util.HugePages;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
@@ -276,7 +277,9 @@ public final class QuantizedCheckpoint {
                 throw new QlabException(where + "field \"data_offsets\" holds " + t.byteLength() + " bytes of " + t.dtype()
                         + ", format " + format.label() + " needs " + bytes + " bytes of U8 (truncated or corrupt?)");
             }
-            return new QuantizedMatrix(format, file.bytes(name).asSlice(0, bytes), rows, cols, int8Activations);
+            // Decode streams every matrix once per token: its own copy on 2 MiB pages where the system has them.
+            MemorySegment data = HugePages.enabled() ? file.copy(name) : file.bytes(name);
+            return new QuantizedMatrix(format, data.asSlice(0, bytes), rows, cols, int8Activations);
         }
 
         @Override

@@ -1,6 +1,5 @@
 package qlab.quant.kernel;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -10,6 +9,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
+import qlab.engine.util.HugePages;
 import qlab.quant.Int8Activations;
 
 /**
@@ -93,7 +93,7 @@ public final class Int8Strips {
         this.nibbles = bits < 8;
         this.vectorCols = cols / block * block;
         this.stripBytes = (long) ROWS * (nibbles ? vectorCols / 2 : vectorCols);
-        this.codes = Arena.ofAuto().allocate(Math.max(1, strips * stripBytes), 64);
+        this.codes = HugePages.allocate(strips * stripBytes);
         this.scales = new float[strips * blocksPerRow * ROWS];
         this.tail = new byte[strips * ROWS * (cols - vectorCols)];
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
