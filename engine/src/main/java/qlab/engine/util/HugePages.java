@@ -6,6 +6,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Off-heap memory for weights that decode streams from DRAM, backed by 2 MiB pages where the
@@ -34,7 +35,14 @@ public final class HugePages {
     private static final MethodHandle MADVISE;
     private static final MethodHandle MUNMAP;
     /** Bytes mapped and not yet unmapped. */
-    private static final java.util.concurrent.atomic.AtomicLong MAPPED = new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong MAPPED = new AtomicLong();
+    /**
+     * Past this many mapped bytes an allocation first collects garbage, so mappings nothing refers
+     * to any more are returned before new ones are made: the garbage collector sees only the small
+     * segment objects, not the memory behind them (a sweep loads model after model). The JDK does
+     * the same for its own off-heap allocations, with the same default limit: the maximum heap.
+     */
+    private static volatile long limit = Runtime.getRuntime().maxMemory();
 
     static {
         MethodHandle mmap = null;
@@ -79,6 +87,7 @@ public final class HugePages {
             return Arena.ofAuto().allocate(bytes, 64);
         }
         long length = (bytes + PAGE - 1) / PAGE * PAGE + PAGE; // a page more, to align the start
+        reclaim(length);
         long raw;
         try {
             raw = ((MemorySegment) MMAP.invokeExact(MemorySegment.NULL, length, PROT_READ_WRITE,
@@ -103,6 +112,26 @@ public final class HugePages {
     /** Bytes currently mapped by {@link #allocate} (freed ones excluded): for tests and diagnostics. */
     public static long mappedBytes() {
         return MAPPED.get();
+    }
+
+    /** Collects garbage (and waits for its unmapping) while {@code length} more bytes would pass {@link #limit}; then goes on regardless. */
+    private static void reclaim(long length) {
+        for (int attempt = 0; attempt < 10 && MAPPED.get() + length > limit; attempt++) {
+            System.gc();
+            try {
+                Thread.sleep(1L << attempt);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Sets the mapped-bytes limit past which allocations collect garbage first; returns the previous one. For tests. */
+    static long limit(long bytes) {
+        long previous = limit;
+        limit = bytes;
+        return previous;
     }
 
     private static void unmap(long address, long length) {
