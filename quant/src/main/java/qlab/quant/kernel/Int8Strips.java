@@ -44,6 +44,12 @@ import qlab.quant.Int8Activations;
  * bench} q4_0, one thread, decode 22.2/20.6/22.5 vs 21.0/20.2/20.8 tok/s (at two threads the
  * pairs went both ways: the host's noise is larger than the difference); MatVecBenchmark q4_0
  * 4864×896 hot, one thread, 15.4/19.6/14.6 vs 13.1/16.4/14.6 G multiply-adds/s.
+ *
+ * <p>Measured and not kept: leaving the low nibble unmasked (the whole byte lo + 16·hi times the
+ * even column's code a, the high nibble times b − 16·a for the odd column's code b: the same
+ * wrapping sum with one instruction fewer per column pair) ran 8–13% faster in a one-matrix loop,
+ * but the whole model at one thread decoded q4_0 at 26.0/27.7/30.9 tok/s against 31.0/30.4/31.3
+ * for this kernel (alternating builds, {@code bench --reps 5}).
  */
 public final class Int8Strips {
     /** Rows per strip: the lanes of a 256-bit short vector. */
