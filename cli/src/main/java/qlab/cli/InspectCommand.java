@@ -89,7 +89,7 @@ final class InspectCommand implements Callable<Integer> {
 
     /** A quantized checkpoint: bits per weight per tensor and in total, and where it came from. */
     private int inspectQuantized() {
-        Model m = QuantizedCheckpoint.load(model);
+        Model m = QuantizedCheckpoint.load(model, false, false); // validated, not read: inspect runs no kernel
         var entries = QuantizedCheckpoint.entries(m);
         Map<String, String> provenance = QuantizedCheckpoint.provenance(model);
         long fileBytes;

@@ -145,6 +145,16 @@ public final class QuantizedCheckpoint {
      * (their repacked copy is built here, so loading takes longer).
      */
     public static Model load(Path file, boolean int8Activations) {
+        return load(file, int8Activations, HugePages.enabled());
+    }
+
+    /**
+     * {@link #load(Path, boolean)}, choosing where the matrices live: with {@code ownMemory} each is
+     * read into memory of its own on 2 MiB pages ({@link HugePages}; what decode wants, the file's
+     * 4 KiB-page mapping slows the kernels' streaming), without it they stay slices of the mapping
+     * (what a look at the file wants: nothing is read until it is used).
+     */
+    public static Model load(Path file, boolean int8Activations, boolean ownMemory) {
         SafetensorsFile f = SafetensorsFile.open(file);
         Map<String, String> meta = f.metadata();
         if (!FORMAT.equals(meta.get("format"))) {
@@ -177,7 +187,7 @@ public final class QuantizedCheckpoint {
             throw new QlabException(file + ": " + problems.size() + " tensor problem(s): " + String.join("; ",
                     problems.subList(0, Math.min(3, problems.size()))));
         }
-        return new Model(c, Weights.load(c, new FileSource(f, int8Activations)), file.toString());
+        return new Model(c, Weights.load(c, new FileSource(f, int8Activations, ownMemory)), file.toString());
     }
 
     /** Provenance and config recorded in a quantized file's metadata. */
@@ -245,7 +255,7 @@ public final class QuantizedCheckpoint {
     }
 
     /** Matrices and vectors read from a mapped file, each checked against its recorded layout. */
-    private record FileSource(SafetensorsFile file, boolean int8Activations) implements WeightSource {
+    private record FileSource(SafetensorsFile file, boolean int8Activations, boolean ownMemory) implements WeightSource {
         @Override
         public Matrix matrix(String name, int rows, int cols) {
             String raw = file.metadata().get(TENSOR_KEY + name);
@@ -277,8 +287,7 @@ public final class QuantizedCheckpoint {
                 throw new QlabException(where + "field \"data_offsets\" holds " + t.byteLength() + " bytes of " + t.dtype()
                         + ", format " + format.label() + " needs " + bytes + " bytes of U8 (truncated or corrupt?)");
             }
-            // Decode streams every matrix once per token: its own copy on 2 MiB pages where the system has them.
-            MemorySegment data = HugePages.enabled() ? file.copy(name) : file.bytes(name);
+            MemorySegment data = ownMemory ? file.copy(name) : file.bytes(name);
             return new QuantizedMatrix(format, data.asSlice(0, bytes), rows, cols, int8Activations);
         }
 
