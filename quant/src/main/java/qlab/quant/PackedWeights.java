@@ -45,6 +45,15 @@ public abstract class PackedWeights {
     /** Bytes read by one pass of the kernels over every row (codes plus f32 scales). */
     public abstract long kernelBytes();
 
+    /**
+     * Bytes one pass of {@link #dotInt8Rows} reads: what it streams once {@link #prepareInt8Rows}
+     * has run (block formats: the 16-row strips, where levels of 1, 2 or 4 bits all take a nibble),
+     * {@link #kernelBytes} where there is nothing repacked.
+     */
+    public long int8KernelBytes() {
+        return kernelBytes();
+    }
+
     /** Row {@code row}, dequantized into dst[dstOffset .. dstOffset + cols). */
     public abstract void dequantizeRow(int row, float[] dst, int dstOffset);
 

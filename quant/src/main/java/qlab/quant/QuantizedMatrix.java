@@ -193,11 +193,13 @@ public final class QuantizedMatrix implements Matrix {
 
     /**
      * Bytes one full product reads: the codes plus the f32-widened scales, which for block formats
-     * is a little more than {@link #storageBytes()} (e.g. q8_0: 9 bits per weight read, 8.5 stored).
+     * is a little more than {@link #storageBytes()} (e.g. q8_0: 9 bits per weight read, 8.5 stored);
+     * with int8 activations, the strips the int8 kernel streams instead (2- and 1-bit levels take
+     * a nibble there, so those formats read about as much as the 4-bit ones).
      */
     @Override
     public long byteSize() {
-        return weights.kernelBytes();
+        return int8Activations ? weights.int8KernelBytes() : weights.kernelBytes();
     }
 
     @Override

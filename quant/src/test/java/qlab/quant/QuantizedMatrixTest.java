@@ -127,6 +127,33 @@ class QuantizedMatrixTest {
         }
     }
 
+    /**
+     * The bytes a product reads, which bench divides by the read bandwidth: with int8 activations
+     * the strips (every level of 1, 2 or 4 bits in a nibble, f32 scales) plus the scalar rows
+     * outside whole strips, so a 2-bit format streams as much as a 4-bit one there.
+     */
+    @Test
+    void int8ProductsCountTheBytesOfTheStripsTheyStream() {
+        int rows = 40; // two strips of 16 and 8 scalar rows
+        int cols = 96;
+        try (WorkerPool pool = new WorkerPool(1)) {
+            for (String name : new String[] {"q8_0", "q4_0", "q2_0", "b1_0"}) {
+                QuantFormat f = Formats.byName(name, 32);
+                QuantizedMatrix m = QuantizedMatrix.quantize(f, RowCases.gaussian(rows * cols, 3), rows, cols, null, pool);
+                QuantizedMatrix f32Acts = new QuantizedMatrix(f, m.data(), rows, cols, false);
+                QuantizedMatrix int8Acts = new QuantizedMatrix(f, m.data(), rows, cols, true);
+                long perRowF32 = f32Acts.byteSize() / rows;
+                assertEquals(m.weights().kernelBytes(), f32Acts.byteSize(), name);
+                if (PackedWeights.VECTOR_ENABLED) {
+                    long stripRow = (name.equals("q8_0") ? cols : cols / 2) + 4L * (cols / 32);
+                    assertEquals(32 * stripRow + 8 * perRowF32, int8Acts.byteSize(), name);
+                } else {
+                    assertEquals(f32Acts.byteSize(), int8Acts.byteSize(), name + ": no strips without the vector kernels");
+                }
+            }
+        }
+    }
+
     private static QuantizedMatrix matrix(String format, int group, int cols, boolean int8, WorkerPool pool) {
         QuantFormat f = Formats.byName(format, group);
         QuantizedMatrix m = QuantizedMatrix.quantize(f, RowCases.gaussian(ROWS * cols, cols), ROWS, cols, null, pool);

@@ -298,6 +298,16 @@ public final class BlockCodeWeights extends PackedWeights {
         }
     }
 
+    @Override
+    public long int8KernelBytes() {
+        Int8Strips st = strips;
+        if (st == null) {
+            return kernelBytes();
+        }
+        int rest = rows - st.strips() * Int8Strips.ROWS;
+        return st.byteSize() + rest * (CodePacking.codeBytes(cols, bits) + 4L * blocksPerRow);
+    }
+
     /** Rows the int8 row kernel takes from {@link Int8Strips} (the rest: scalar); 0 before {@link #prepareInt8Rows}. */
     public int int8StripRows() {
         Int8Strips st = strips;
