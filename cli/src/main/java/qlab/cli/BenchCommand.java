@@ -64,6 +64,7 @@ final class BenchCommand implements Callable<Integer> {
             }
             r = SingleStreamBench.run(new Transformer(m, pool), promptTokens, decodeTokens, reps, 42);
         }
+        long hugePages = MachineInfo.hugePageBytes(); // while the model is still held
         double effective = weightBytes * r.decodeTps().median() / 1e9;
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
@@ -94,6 +95,7 @@ final class BenchCommand implements Callable<Integer> {
             j.put("cores", machine.cores());
             j.put("load_average", MachineInfo.loadAverage());
             j.put("peak_rss_bytes", MachineInfo.peakRssBytes());
+            j.put("huge_page_bytes", hugePages < 0 ? null : hugePages);
             JsonOutput.print(out, j);
         } else {
             out.printf("model      %s (%s weights, %.3f GB read per decoded token)%n", model, m.weights().lmHead().format(), weightBytes / 1e9);
@@ -109,7 +111,8 @@ final class BenchCommand implements Callable<Integer> {
             } else {
                 out.printf("bandwidth  decode reads %.1f GB/s%n", effective);
             }
-            out.printf("memory     peak RSS %.0f MiB; load average %s%n", MachineInfo.peakRssBytes() / 1048576.0, MachineInfo.loadAverage());
+            out.printf("memory     peak RSS %.0f MiB%s; load average %s%n", MachineInfo.peakRssBytes() / 1048576.0,
+                    hugePages < 0 ? "" : String.format(", %.0f MiB on 2 MiB pages", hugePages / 1048576.0), MachineInfo.loadAverage());
         }
         out.flush();
         return 0;

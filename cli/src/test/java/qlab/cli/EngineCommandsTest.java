@@ -97,8 +97,11 @@ class EngineCommandsTest {
         assertEquals(0, r.exit(), r.err());
         JsonNode j = new ObjectMapper().readTree(r.out());
         for (String key : new String[] {"prefill_tps", "decode_tps_median", "decode_tps_min", "decode_tps_max",
-            "weight_bytes", "threads", "read_bandwidth_gbs", "bandwidth_ratio", "jdk", "vector_bits", "peak_rss_bytes"}) {
+            "weight_bytes", "threads", "read_bandwidth_gbs", "bandwidth_ratio", "jdk", "vector_bits", "peak_rss_bytes", "huge_page_bytes"}) {
             assertTrue(j.has(key), key);
+        }
+        if (java.nio.file.Files.isReadable(Path.of("/proc/self/smaps_rollup"))) {
+            assertTrue(j.get("huge_page_bytes").asLong(-1) >= 0, "AnonHugePages read on Linux: " + j.get("huge_page_bytes"));
         }
         assertTrue(j.get("decode_tps_min").doubleValue() <= j.get("decode_tps_median").doubleValue());
         assertTrue(j.get("decode_tps_median").doubleValue() <= j.get("decode_tps_max").doubleValue());

@@ -61,6 +61,24 @@ public record MachineInfo(String host, String cpu, int cores, String jdk, int ve
         return -1;
     }
 
+    /**
+     * Bytes of this process's anonymous memory on 2 MiB pages (AnonHugePages in
+     * /proc/self/smaps_rollup), or -1 where that is not reported: whether the weights got the huge
+     * pages they ask for ({@link qlab.engine.util.HugePages}).
+     */
+    public static long hugePageBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/smaps_rollup"))) {
+                if (line.startsWith("AnonHugePages:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or a kernel without smaps_rollup
+        }
+        return -1;
+    }
+
     /** The 1-minute load average from /proc/loadavg, or null where there is none (not Linux). */
     public static Double loadAverage() {
         try {
