@@ -49,16 +49,7 @@ public record MachineInfo(String host, String cpu, int cores, String jdk, int ve
 
     /** Peak resident set size of this process in bytes (VmHWM), or -1 where /proc is absent. */
     public static long peakRssBytes() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmHWM:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // not Linux
-        }
-        return -1;
+        return procBytes("/proc/self/status", "VmHWM:");
     }
 
     /**
@@ -67,14 +58,19 @@ public record MachineInfo(String host, String cpu, int cores, String jdk, int ve
      * pages they ask for ({@link qlab.engine.util.HugePages}).
      */
     public static long hugePageBytes() {
+        return procBytes("/proc/self/smaps_rollup", "AnonHugePages:");
+    }
+
+    /** The "key: N kB" line of a /proc file, in bytes; -1 where the file or line is missing (not Linux, an older kernel). */
+    private static long procBytes(String file, String key) {
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/smaps_rollup"))) {
-                if (line.startsWith("AnonHugePages:")) {
+            for (String line : Files.readAllLines(Path.of(file))) {
+                if (line.startsWith(key)) {
                     return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
                 }
             }
         } catch (IOException | RuntimeException e) {
-            // not Linux, or a kernel without smaps_rollup
+            // not there
         }
         return -1;
     }
