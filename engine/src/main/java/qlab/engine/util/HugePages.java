@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * machines these numbers come from) only regions that ask for them get 2 MiB pages, and {@link
  * Arena#allocate} does not ask. So: an anonymous {@code mmap}, aligned to 2 MiB, {@code
  * madvise(MADV_HUGEPAGE)} before the first touch, {@code munmap} once the segment is unreachable.
- * Anywhere that is not Linux, where native access is refused, below {@link #MIN_BYTES}, or with
+ * Anywhere that is not Linux on x86-64 or arm64, where native access is refused, below {@link #MIN_BYTES}, or with
  * {@code -Dqlab.hugePages=false}, it is an ordinary automatic-arena allocation. Either way the
  * memory is zeroed and at least 64-byte aligned.
  */
@@ -48,7 +48,9 @@ public final class HugePages {
         MethodHandle mmap = null;
         MethodHandle madvise = null;
         MethodHandle munmap = null;
-        if (System.getProperty("os.name", "").startsWith("Linux")
+        String arch = System.getProperty("os.arch", "");
+        // The flag values below are Linux's on x86-64 and arm64 (other architectures number some differently).
+        if (System.getProperty("os.name", "").startsWith("Linux") && (arch.equals("amd64") || arch.equals("aarch64"))
                 && !"false".equals(System.getProperty("qlab.hugePages"))) {
             try {
                 Linker linker = Linker.nativeLinker();
