@@ -13,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import qlab.engine.QlabException;
-import qlab.engine.util.HugePages;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
@@ -25,8 +24,10 @@ import qlab.engine.safetensors.SafetensorsWriter;
 import qlab.engine.safetensors.TensorInfo;
 import qlab.engine.tensor.F32Matrix;
 import qlab.engine.tensor.Matrix;
+import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.Formats;
+import qlab.quant.PackedWeights;
 import qlab.quant.QuantFormat;
 import qlab.quant.QuantizedMatrix;
 import qlab.quant.imatrix.ImportanceMatrix;
@@ -287,7 +288,10 @@ public final class QuantizedCheckpoint {
                 throw new QlabException(where + "field \"data_offsets\" holds " + t.byteLength() + " bytes of " + t.dtype()
                         + ", format " + format.label() + " needs " + bytes + " bytes of U8 (truncated or corrupt?)");
             }
-            MemorySegment data = ownMemory ? file.copy(name) : file.bytes(name);
+            // With int8 activations the kernels stream their repacked strips (on 2 MiB pages already), not
+            // these codes: those stay in the mapping, read once to build the strips.
+            boolean streamed = !(int8Activations && format.isInteger() && PackedWeights.VECTOR_ENABLED);
+            MemorySegment data = ownMemory && streamed ? file.copy(name) : file.bytes(name);
             return new QuantizedMatrix(format, data.asSlice(0, bytes), rows, cols, int8Activations);
         }
 
