@@ -49,7 +49,10 @@ import qlab.quant.Int8Activations;
  * even column's code a, the high nibble times b − 16·a for the odd column's code b: the same
  * wrapping sum with one instruction fewer per column pair) ran 8–13% faster in a one-matrix loop,
  * but the whole model at one thread decoded q4_0 at 26.0/27.7/30.9 tok/s against 31.0/30.4/31.3
- * for this kernel (alternating builds, {@code bench --reps 5}).
+ * for this kernel (alternating builds, {@code bench --reps 5}). Broadcasting each activation code
+ * from a short per column instead of reading it repeated 16 times (cheaper preparation, same bits)
+ * ran as fast in a one-matrix loop; in the whole model, two threads, q8_0 decoded at
+ * 20.8/25.3/18.9 against 22.2/27.4/25.0 tok/s, q4_0 at 39.0/39.2/34.9 against 34.6/42.0/35.2.
  */
 public final class Int8Strips {
     /** Rows per strip: the lanes of a 256-bit short vector. */
