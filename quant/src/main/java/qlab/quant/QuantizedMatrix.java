@@ -2,10 +2,10 @@ package qlab.quant;
 
 import java.lang.foreign.MemorySegment;
 import qlab.engine.QlabException;
-import qlab.engine.util.HugePages;
 import qlab.engine.tensor.Matrix;
 import qlab.engine.tensor.TokenColumns;
 import qlab.engine.tensor.VectorSupport;
+import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.kernel.Int8Strips;
 
@@ -148,6 +148,16 @@ public final class QuantizedMatrix implements Matrix {
             }
         });
         return new QuantizedMatrix(format, data, rows, cols);
+    }
+
+    /**
+     * Whether a matrix of this format and height, built with these activations, multiplies from a
+     * repacked copy of its codes (the int8 strips, built at construction) rather than from the
+     * segment it is given: then that segment is read once, at construction, and where it lives does
+     * not matter for speed.
+     */
+    public static boolean readsRepackedCopy(QuantFormat format, int rows, boolean int8Activations) {
+        return int8Activations && format.isInteger() && PackedWeights.VECTOR_ENABLED && rows >= Int8Strips.ROWS;
     }
 
     public QuantFormat quantFormat() {

@@ -27,7 +27,6 @@ import qlab.engine.tensor.Matrix;
 import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.Formats;
-import qlab.quant.PackedWeights;
 import qlab.quant.QuantFormat;
 import qlab.quant.QuantizedMatrix;
 import qlab.quant.imatrix.ImportanceMatrix;
@@ -288,10 +287,9 @@ public final class QuantizedCheckpoint {
                 throw new QlabException(where + "field \"data_offsets\" holds " + t.byteLength() + " bytes of " + t.dtype()
                         + ", format " + format.label() + " needs " + bytes + " bytes of U8 (truncated or corrupt?)");
             }
-            // With int8 activations the kernels stream their repacked strips (on 2 MiB pages already), not
-            // these codes: those stay in the mapping, read once to build the strips.
-            boolean streamed = !(int8Activations && format.isInteger() && PackedWeights.VECTOR_ENABLED);
-            MemorySegment data = ownMemory && streamed ? file.copy(name) : file.bytes(name);
+            // A repacked copy (on 2 MiB pages already) is what the kernels stream then: the codes stay in the mapping.
+            boolean copy = ownMemory && !QuantizedMatrix.readsRepackedCopy(format, rows, int8Activations);
+            MemorySegment data = copy ? file.copy(name) : file.bytes(name);
             return new QuantizedMatrix(format, data.asSlice(0, bytes), rows, cols, int8Activations);
         }
 
