@@ -53,6 +53,18 @@ import qlab.quant.Int8Activations;
  * from a short per column instead of reading it repeated 16 times (cheaper preparation, same bits)
  * ran as fast in a one-matrix loop; in the whole model, two threads, q8_0 decoded at
  * 20.8/25.3/18.9 against 22.2/27.4/25.0 tok/s, q4_0 at 39.0/39.2/34.9 against 34.6/42.0/35.2.
+ *
+ * <p>Where the nibble kernel's time goes (a loop over 304 strips × 896 columns, one thread, G
+ * multiply-adds/s; "cold" cycles 24 such matrices on 2 MiB pages): 22–23 hot, 15–18 cold.
+ * Multiplies replaced by adds: the same 22.7 hot, so the multiplier is not the limit. Activation
+ * loads taken out of the loop: +5–10% hot, +5–13% cold. The byte loads and their widening alone,
+ * with no arithmetic: 34 hot, 19–21 cold, i.e. 10 GB/s of nibbles from DRAM on one core, well
+ * under the 17.6 GB/s a plain read reaches. Also measured and not kept: two strips per pass
+ * sharing each activation load, 15.4 against 20.8 hot and 9.3–12.2 against 13.3–17.6 cold (C2
+ * spills the sums and reloads the mask; four strips: 9.5 hot, 6.1–8.9 cold); 16-bit words of four
+ * nibbles with the unmasked trick (one load, three shifts, four multiplies and four adds per four
+ * columns, a quarter fewer instructions): as fast or slower hot, and with four sums +5–11% hot but
+ * +1–2% cold.
  */
 public final class Int8Strips {
     /** Rows per strip: the lanes of a 256-bit short vector. */
