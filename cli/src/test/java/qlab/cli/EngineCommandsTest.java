@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.bench.MachineInfo;
 import qlab.engine.model.Model;
 import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
@@ -106,6 +108,21 @@ class EngineCommandsTest {
         assertTrue(j.get("decode_tps_min").doubleValue() <= j.get("decode_tps_median").doubleValue());
         assertTrue(j.get("decode_tps_median").doubleValue() <= j.get("decode_tps_max").doubleValue());
         assertEquals(1, j.get("threads").intValue());
+    }
+
+    @Test
+    void benchReportsThePeakRssOfTheModelNotOfTheBandwidthBuffer() throws Exception {
+        long before = MachineInfo.peakRssBytes();
+        assumeTrue(before > 0, "no /proc/self/status here");
+        CliRun r = CliRun.of("bench", "--model", model.toString(), "--prompt-tokens", "4", "--decode-tokens", "2",
+                "--reps", "1", "--threads", "1", "--bandwidth-mib", "768", "--json");
+        assertEquals(0, r.exit(), r.err());
+        long reported = new ObjectMapper().readTree(r.out()).get("peak_rss_bytes").asLong();
+        long after = MachineInfo.peakRssBytes();
+        assertTrue(reported >= before && reported <= after, before + " <= " + reported + " <= " + after);
+        // Where the 768 MiB buffer raised this JVM's peak, the figure bench printed must predate it.
+        assumeTrue(after - before > 512L << 20, "the buffer fit under this JVM's earlier peak");
+        assertTrue(reported < after - (512L << 20), "reported " + reported + " with the buffer's peak at " + after);
     }
 
     @Test
