@@ -37,6 +37,8 @@ public final class WorkerPool implements AutoCloseable {
     private volatile int taskSize;
     private volatile int taskGrain;
     private volatile Throwable failure;
+    /** Set as the next chunk once a chunk has failed, so no thread takes another. */
+    private static final int NO_MORE_CHUNKS = Integer.MAX_VALUE / 2;
 
     public WorkerPool(int threads) {
         if (threads < 1) {
@@ -60,8 +62,9 @@ public final class WorkerPool implements AutoCloseable {
 
     /**
      * Splits [0, size) into chunks (boundaries on multiples of {@code grain}; see {@link #runChunks})
-     * and runs them in parallel; returns when all are done. Exceptions thrown by
-     * any worker are rethrown here.
+     * and runs them in parallel; returns when all are done. An exception thrown by a chunk stops
+     * the others from taking more and is rethrown here once every thread has left the job (this
+     * thread's own if its chunk failed, else a worker's).
      */
     public void forRange(int size, int grain, RangeTask job) {
         if (size <= 0) {
@@ -83,7 +86,15 @@ public final class WorkerPool implements AutoCloseable {
                 LockSupport.unpark(workers[i]);
             }
         }
-        runChunks(job, size, grain);
+        Throwable mine = null;
+        try {
+            runChunks(job, size, grain);
+        } catch (Throwable t) {
+            mine = t;
+            nextChunk.set(NO_MORE_CHUNKS);
+        }
+        // Wait for the workers even when this thread's chunk failed: a worker still inside this job
+        // would otherwise take chunks, count down and report its failure in the next one.
         long spinUntil = System.nanoTime() + SPIN_NANOS;
         while (remaining.get() != 0) {
             if (System.nanoTime() < spinUntil) {
@@ -93,7 +104,7 @@ public final class WorkerPool implements AutoCloseable {
             }
         }
         task = null;
-        Throwable f = failure;
+        Throwable f = mine != null ? mine : failure;
         if (f != null) {
             if (f instanceof RuntimeException re) {
                 throw re;
@@ -161,6 +172,7 @@ public final class WorkerPool implements AutoCloseable {
                 runChunks(task, taskSize, taskGrain);
             } catch (Throwable t) {
                 failure = t;
+                nextChunk.set(NO_MORE_CHUNKS); // the others stop at their next chunk
             } finally {
                 remaining.decrementAndGet();
             }

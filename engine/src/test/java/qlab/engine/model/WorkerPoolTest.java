@@ -2,6 +2,7 @@ package qlab.engine.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
@@ -51,6 +52,33 @@ class WorkerPoolTest {
             pool.forEach(10, seen::incrementAndGet);
             for (int i = 0; i < 10; i++) {
                 assertEquals(1, seen.get(i));
+            }
+        }
+    }
+
+    @Test
+    void aFailedRangeWaitsForItsWorkersBeforeTheNextOneStarts() {
+        // The calling thread's chunk fails at once, the worker's 5 ms later: the failed call must wait
+        // for it, so the next call neither sees that late failure nor loses chunks to the old job.
+        try (WorkerPool pool = new WorkerPool(2)) {
+            for (int rep = 0; rep < 20; rep++) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.forRange(8, 1, (s, end) -> {
+                    if (Thread.currentThread().getName().startsWith("qlab-worker")) {
+                        try {
+                            Thread.sleep(5);
+                        } catch (InterruptedException ie) {
+                            Thread.currentThread().interrupt();
+                        }
+                        throw new IllegalStateException("late");
+                    }
+                    throw new IllegalStateException("early");
+                }));
+                assertTrue(e.getMessage().equals("early") || e.getMessage().equals("late"), e.getMessage());
+                AtomicIntegerArray seen = new AtomicIntegerArray(1000);
+                pool.forEach(1000, seen::incrementAndGet);
+                for (int i = 0; i < 1000; i++) {
+                    assertEquals(1, seen.get(i), "index " + i + " after failed call " + rep);
+                }
             }
         }
     }
