@@ -7,6 +7,7 @@ import qlab.engine.tensor.TokenColumns;
 import qlab.engine.tensor.VectorSupport;
 import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.kernel.BlockCodeWeights;
 import qlab.quant.kernel.Int8Strips;
 
 /**
@@ -157,7 +158,7 @@ public final class QuantizedMatrix implements Matrix {
      * not matter for speed.
      */
     public static boolean readsRepackedCopy(QuantFormat format, int rows, boolean int8Activations) {
-        return int8Activations && format.isInteger() && PackedWeights.VECTOR_ENABLED && rows >= Int8Strips.ROWS;
+        return int8Activations && format.isInteger() && BlockCodeWeights.repacksInt8Rows(rows);
     }
 
     public QuantFormat quantFormat() {

@@ -278,9 +278,14 @@ public final class BlockCodeWeights extends PackedWeights {
         return sum;
     }
 
+    /** Whether a matrix of this height gets {@link Int8Strips} from {@link #prepareInt8Rows} (vector kernels on, one whole strip). */
+    public static boolean repacksInt8Rows(int rows) {
+        return PackedWeights.VECTOR_ENABLED && rows >= Int8Strips.ROWS;
+    }
+
     @Override
     public void prepareInt8Rows() {
-        if (PackedWeights.VECTOR_ENABLED && rows >= Int8Strips.ROWS && strips == null) {
+        if (repacksInt8Rows(rows) && strips == null) {
             synchronized (this) {
                 if (strips == null) {
                     strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits, this::levelsOfRow, scales);
