@@ -18,7 +18,8 @@ import qlab.engine.QlabException;
  * <p>Fields the architecture cannot do without are required; a config missing one is rejected
  * naming it, rather than guessing a default that silently changes the arithmetic. Features this
  * engine does not implement (RoPE scaling, sliding-window attention, other activations) are
- * rejected too, for the same reason.
+ * rejected too, for the same reason. Both generations of transformers' config layout are read:
+ * {@code rope_theta} at the top level, or inside {@code rope_parameters}.
  */
 public record ModelConfig(
         int hiddenSize,
@@ -110,11 +111,19 @@ public record ModelConfig(
         if (!act.equals("silu")) {
             throw new QlabException("config.json: field \"hidden_act\" is \"" + act + "\", only \"silu\" is supported");
         }
-        if (root.hasNonNull("rope_scaling")) {
-            throw new QlabException("config.json: field \"rope_scaling\" is set; RoPE scaling is not supported");
-        }
+        requireDefaultRope(root, "rope_scaling");
+        requireDefaultRope(root, "rope_parameters");
         if (f.bool("use_sliding_window", false)) {
             throw new QlabException("config.json: field \"use_sliding_window\" is true; sliding-window attention is not supported");
+        }
+        JsonNode layerTypes = root.get("layer_types");
+        if (layerTypes != null && layerTypes.isArray()) {
+            for (JsonNode type : layerTypes) {
+                if (!"full_attention".equals(type.asText())) {
+                    throw new QlabException("config.json: field \"layer_types\" lists " + type
+                            + "; only \"full_attention\" layers are supported");
+                }
+            }
         }
         int hidden = f.requiredInt("hidden_size");
         int heads = f.requiredInt("num_attention_heads");
@@ -135,11 +144,49 @@ public record ModelConfig(
                 headDim,
                 f.requiredInt("vocab_size"),
                 f.requiredDouble("rms_norm_eps"),
-                f.requiredDouble("rope_theta"),
+                ropeTheta(root, f),
                 // transformers' Qwen2Config default
                 f.bool("tie_word_embeddings", false),
                 f.optionalInt("max_position_embeddings", 32768),
                 f.string("torch_dtype", f.string("dtype", "float32")));
+    }
+
+    /**
+     * A RoPE description other than the default rotation is rejected. {@code rope_scaling} is the
+     * transformers 4 field (null, or an object whose {@code rope_type} or {@code type} says
+     * "default" when there is no scaling); transformers 5 writes {@code rope_parameters}, which
+     * also carries the base.
+     */
+    private static void requireDefaultRope(JsonNode root, String field) {
+        JsonNode v = root.get(field);
+        if (v == null || v.isNull()) {
+            return;
+        }
+        if (!v.isObject()) {
+            throw new QlabException("config.json: field \"" + field + "\" must be an object or null, got " + v);
+        }
+        JsonNode type = v.hasNonNull("rope_type") ? v.get("rope_type") : v.get("type");
+        if (type != null && !type.isNull() && !"default".equals(type.asText())) {
+            throw new QlabException("config.json: field \"" + field + "\" asks for RoPE type " + type
+                    + "; only the default rotation is supported");
+        }
+        if (type == null && v.size() > (v.has("rope_theta") ? 1 : 0)) {
+            throw new QlabException("config.json: field \"" + field + "\" is set without a \"rope_type\"; "
+                    + "only the default rotation is supported");
+        }
+    }
+
+    /** The RoPE base: {@code rope_theta}, or {@code rope_parameters.rope_theta} where transformers 5 keeps it. */
+    private static double ropeTheta(JsonNode root, Fields f) {
+        JsonNode parameters = root.get("rope_parameters");
+        if (!root.hasNonNull("rope_theta") && parameters != null && parameters.hasNonNull("rope_theta")) {
+            JsonNode v = parameters.get("rope_theta");
+            if (!v.isNumber()) {
+                throw new QlabException("config.json: field \"rope_parameters.rope_theta\" must be a number, got " + v);
+            }
+            return v.doubleValue();
+        }
+        return f.requiredDouble("rope_theta");
     }
 
     /** The config.json a Hugging Face Qwen2 model directory would carry. */

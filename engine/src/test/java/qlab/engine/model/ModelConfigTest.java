@@ -53,6 +53,32 @@ class ModelConfigTest {
     }
 
     @Test
+    void readsTheRopeBaseFromEitherConfigLayout() throws Exception {
+        ObjectNode v4 = valid();
+        v4.put("rope_theta", 10000.0);
+        v4.putObject("rope_scaling").put("rope_type", "default");
+        assertEquals(10000.0, ModelConfig.parse(v4.toString()).ropeTheta());
+        ObjectNode v5 = valid();
+        v5.remove("rope_theta");
+        v5.putObject("rope_parameters").put("rope_type", "default").put("rope_theta", 500000.0);
+        assertEquals(500000.0, ModelConfig.parse(v5.toString()).ropeTheta());
+        ObjectNode yarn = valid();
+        yarn.remove("rope_theta");
+        yarn.putObject("rope_parameters").put("rope_type", "yarn").put("rope_theta", 1e6).put("factor", 4.0);
+        QlabException e = assertThrows(QlabException.class, () -> ModelConfig.parse(yarn.toString()));
+        assertTrue(e.getMessage().contains("\"rope_parameters\"") && e.getMessage().contains("yarn"), e.getMessage());
+        ObjectNode untyped = valid();
+        untyped.putObject("rope_scaling").put("factor", 2.0);
+        e = assertThrows(QlabException.class, () -> ModelConfig.parse(untyped.toString()));
+        assertTrue(e.getMessage().contains("\"rope_scaling\""), e.getMessage());
+        ObjectNode neither = valid();
+        neither.remove("rope_theta");
+        neither.putObject("rope_parameters").put("rope_type", "default");
+        e = assertThrows(QlabException.class, () -> ModelConfig.parse(neither.toString()));
+        assertTrue(e.getMessage().contains("\"rope_theta\""), e.getMessage());
+    }
+
+    @Test
     void wrongTypesAndUnsupportedFeaturesAreNamed() throws Exception {
         ObjectNode a = valid();
         a.put("hidden_size", "896");
@@ -63,6 +89,12 @@ class ModelConfigTest {
         ObjectNode c = valid();
         c.putObject("rope_scaling").put("type", "yarn");
         assertTrue(assertThrows(QlabException.class, () -> ModelConfig.parse(c.toString())).getMessage().contains("rope_scaling"));
+        ObjectNode sliding = valid();
+        sliding.putArray("layer_types").add("full_attention").add("sliding_attention");
+        assertTrue(assertThrows(QlabException.class, () -> ModelConfig.parse(sliding.toString())).getMessage().contains("layer_types"));
+        ObjectNode full = valid();
+        full.putArray("layer_types").add("full_attention").add("full_attention");
+        assertEquals(SyntheticPreset.QWEN25_05B.config(), ModelConfig.parse(full.toString()));
         ObjectNode d = valid();
         d.put("num_hidden_layers", 0);
         assertTrue(assertThrows(QlabException.class, () -> ModelConfig.parse(d.toString())).getMessage().contains("num_hidden_layers"));
