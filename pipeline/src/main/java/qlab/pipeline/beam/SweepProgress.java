@@ -6,19 +6,33 @@ import java.util.Map;
 
 /**
  * The live progress line: configs finished of the total, the stage now running with its own count,
- * elapsed time and an ETA. The line is rewritten in place ({@code \r}) on stderr, so stdout stays
- * clean for machine-readable output.
+ * elapsed time and an ETA, on stderr, so stdout stays clean for machine-readable output. On a
+ * terminal the line is rewritten in place ({@code \r}); into a file or a pipe (a log, CI) it is
+ * written as whole lines, one whenever the configs finished or the stage change and at least
+ * {@link #LOG_EVERY_MILLIS} apart, so a log reads as a trace instead of hundreds of overwrites.
  */
 final class SweepProgress {
 
+    /** Least time between two lines written to a log. */
+    static final long LOG_EVERY_MILLIS = 10_000;
+
     private final SweepPlan plan;
     private final PrintStream out;
+    private final boolean inPlace;
     private final long startNanos = System.nanoTime();
     private int lastWidth;
+    private String lastLogged = "";
+    private long lastLoggedAt = Long.MIN_VALUE / 2;
 
+    /** Rewrites the line in place when {@code out} is the stderr of an interactive terminal. */
     SweepProgress(SweepPlan plan, PrintStream out) {
+        this(plan, out, out == System.err && System.console() != null && System.console().isTerminal());
+    }
+
+    SweepProgress(SweepPlan plan, PrintStream out, boolean inPlace) {
         this.plan = plan;
         this.out = out;
+        this.inPlace = inPlace;
     }
 
     long elapsedMillis() {
@@ -33,7 +47,20 @@ final class SweepProgress {
      *                    counters; skipped rows are not journaled)
      */
     void update(Map<String, Long> counters, long finishedNow) {
-        String line = line(counters, finishedNow, elapsedMillis());
+        long now = elapsedMillis();
+        String line = line(counters, finishedNow, now);
+        if (!inPlace) {
+            // what changed: the configs finished and the stage, not the clock
+            String state = line.substring(0, line.indexOf(" elapsed"));
+            state = state.substring(0, state.lastIndexOf(" | "));
+            if (!state.equals(lastLogged) && now - lastLoggedAt >= LOG_EVERY_MILLIS) {
+                out.println(line);
+                out.flush();
+                lastLogged = state;
+                lastLoggedAt = now;
+            }
+            return;
+        }
         int pad = Math.max(0, lastWidth - line.length());
         out.print("\r" + line + " ".repeat(pad));
         out.flush();

@@ -1,7 +1,12 @@
 package qlab.pipeline.beam;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -49,5 +54,34 @@ class SweepProgressTest {
                 progress.line(Map.of(Outcomes.OK, 34L, Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L,
                         Outcomes.IMATRICES, 1L, Outcomes.CHECKPOINTS, 17L, Outcomes.QUALITY, 17L,
                         Outcomes.THROUGHPUT, 34L), 34, 3_605_000));
+    }
+
+    @Test
+    void intoALogItWritesWholeLinesOnlyWhenSomethingChanged() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream log = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        SweepProgress p = new SweepProgress(new SweepPlan(42, 1, 1, 17, 17, 34), log, false);
+        Map<String, Long> c = Map.of(Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L);
+        for (int i = 0; i < 50; i++) {
+            p.update(c, 0); // the same state again and again: one line
+        }
+        p.end();
+        String text = bytes.toString(StandardCharsets.UTF_8);
+        assertFalse(text.contains("\r"), text);
+        assertEquals(1, text.lines().count(), text);
+        assertTrue(text.startsWith("sweep 8/42 configs | imatrix 0/1 | "), text);
+    }
+
+    @Test
+    void onATerminalItRewritesOneLine() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        SweepProgress p = new SweepProgress(new SweepPlan(42, 1, 1, 17, 17, 34),
+                new PrintStream(bytes, true, StandardCharsets.UTF_8), true);
+        p.update(Map.of(), 0);
+        p.update(Map.of(), 0);
+        p.end();
+        String text = bytes.toString(StandardCharsets.UTF_8);
+        assertEquals(2, text.chars().filter(ch -> ch == '\r').count(), text);
+        assertTrue(text.endsWith("\n"), text);
     }
 }
