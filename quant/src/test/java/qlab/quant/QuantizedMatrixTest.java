@@ -95,6 +95,62 @@ class QuantizedMatrixTest {
     }
 
     /**
+     * With int8 activations a prompt (one sequence's tokens) from {@link
+     * QuantizedMatrix#TILED_FROM_TOKENS} on runs the dequantized tile on the activations rounded to
+     * their int8 codes: every cell is bitwise the tile's own fold of that token's rounded row, the
+     * same on one and two threads, and within rounding of the int8 strips' exact integer product.
+     * Shorter prompts, and batches of sequences of any size, keep the strips.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("formats")
+    void int8PromptsRunTheTileOnTheRoundedActivations(QuantFormat format) {
+        float[] w = RowCases.gaussian(ROWS * COLS, 9);
+        try (WorkerPool one = new WorkerPool(1); WorkerPool two = new WorkerPool(2)) {
+            QuantizedMatrix q = QuantizedMatrix.quantize(format, w, ROWS, COLS, null, one);
+            QuantizedMatrix m = new QuantizedMatrix(format, q.data(), ROWS, COLS, true);
+            int tokens = QuantizedMatrix.TILED_FROM_TOKENS + 3;
+            float[] x = RowCases.gaussian(tokens * COLS, 41);
+            if (!m.usesInt8Activations()) {
+                assertEquals(m.tiles(tokens), m.tiles(tokens, true), format + ": no int8 path, prompts as batches");
+                return;
+            }
+            assertEquals(m.weights().tilesBatches(), m.tiles(tokens, true), format.label());
+            assertTrue(!m.tiles(tokens, false) && !m.tiles(QuantizedMatrix.TILED_FROM_TOKENS - 1, true),
+                    "batches and short prompts keep the strips");
+            if (!m.tiles(tokens, true)) {
+                return;
+            }
+            float[] y1 = new float[tokens * ROWS];
+            float[] y2 = new float[tokens * ROWS];
+            Object p1 = m.prepare(x, tokens, true);
+            one.forRange(ROWS, 8, (s, e) -> m.matmul(x, p1, tokens, y1, ROWS, 0, s, e));
+            Object p2 = m.prepare(x, tokens, true);
+            two.forRange(ROWS, 8, (s, e) -> m.matmul(x, p2, tokens, y2, ROWS, 0, s, e));
+            assertArrayEquals(y1, y2, format + ": one and two threads");
+            Int8Activations a = Int8Activations.quantize(x, 0, COLS, tokens, m.weights().activationBlock());
+            float[] strips = product(m, x, m.prepare(x, tokens, false), tokens);
+            for (int t = 0; t < tokens; t++) {
+                float[] rounded = new float[COLS];
+                a.dequantize(t, rounded, 0);
+                float[] tiledOne = new float[ROWS];
+                m.weights().dotBatchRowsTiled(0, ROWS, rounded, 0, 1, tiledOne, 0, ROWS);
+                for (int r = 0; r < ROWS; r++) {
+                    String where = format + " token " + t + " row " + r;
+                    assertEquals(Float.floatToIntBits(tiledOne[r]), Float.floatToIntBits(y1[t * ROWS + r]), where);
+                    double bound = 0;
+                    float[] row = new float[COLS];
+                    m.copyRow(r, row, 0);
+                    for (int j = 0; j < COLS; j++) {
+                        bound += Math.abs((double) row[j] * rounded[j]);
+                    }
+                    bound *= (COLS + 2) * 0x1p-23;
+                    assertEquals(strips[t * ROWS + r], y1[t * ROWS + r], bound, where + " vs the int8 strips");
+                }
+            }
+        }
+    }
+
+    /**
      * q, k and v (gate and up) share one preparation of their common input when it is the one each
      * would make: int8 activations quantized in the same blocks, whatever the weight format, or the
      * same transposed tokens. A matrix with another activation block, or another width, makes its
@@ -122,6 +178,19 @@ class QuantizedMatrixTest {
                     Object narrowOwn = narrow.prepareLike(first, xn, tokens);
                     assertTrue(!prepares || narrowOwn != first, "other width");
                     assertArrayEquals(product(narrow, xn, narrow.prepare(xn, tokens), tokens), product(narrow, xn, narrowOwn, tokens));
+                // a prompt: with int8 activations from TILED_FROM_TOKENS on, its rounded activations
+                Object firstPrompt = q8.prepare(x, tokens, true);
+                Object sharedPrompt = q4.prepareLike(firstPrompt, x, tokens, true);
+                boolean preparesPrompt = int8 || q4.tiles(tokens, true);
+                assertTrue(preparesPrompt ? sharedPrompt == firstPrompt : sharedPrompt == null, "prompt int8=" + int8 + " tokens=" + tokens);
+                assertArrayEquals(product(q4, x, q4.prepare(x, tokens, true), tokens), product(q4, x, sharedPrompt, tokens));
+                Object ownPrompt = q4g128.prepareLike(firstPrompt, x, tokens, true);
+                assertTrue(!int8 || ownPrompt != firstPrompt, "prompt: a 128-value activation block is not a 32-value one");
+                assertArrayEquals(product(q4g128, x, q4g128.prepare(x, tokens, true), tokens), product(q4g128, x, ownPrompt, tokens));
+                // a prompt's preparation is never a batch's, nor the other way round
+                if (int8 && q4.tiles(tokens, true)) {
+                    assertTrue(q4.prepareLike(first, x, tokens, true) != first && q4.prepareLike(firstPrompt, x, tokens, false) != firstPrompt);
+                }
                 }
             }
         }

@@ -46,6 +46,8 @@ public final class Transformer implements LanguageModel {
     private float[] up;   // (rows, intermediate)
     private float[] cos;  // (rows, headDim/2)
     private float[] sin;  // (rows, headDim/2)
+    /** Whether the rows of this forward pass are one sequence's consecutive tokens (see {@link Matrix#prepare(float[], int, boolean)}). */
+    private boolean prompt;
 
     public Transformer(Model model, WorkerPool pool) {
         this.c = model.config();
@@ -167,6 +169,10 @@ public final class Transformer implements LanguageModel {
         }
         ensureScratch(n);
         ropeTables(pos, n);
+        prompt = n > 1;
+        for (int t = 1; t < n && prompt; t++) {
+            prompt = caches[t] == caches[0];
+        }
 
         // x = embed_tokens[tokens]
         for (int t = 0; t < n; t++) {
@@ -225,16 +231,16 @@ public final class Transformer implements LanguageModel {
         }
         float[] logits = new float[Math.multiplyExact(m, c.vocabSize())];
         Matrix head = w.lmHead();
-        Object prepared = head.prepare(normed, m);
+        Object prepared = head.prepare(normed, m, prompt);
         pool.forRange(head.rows(), GRAIN, (s, e) -> head.matmul(normed, prepared, m, logits, c.vocabSize(), 0, s, e));
         return logits;
     }
 
     /** q, k, v = xb Wq^T, xb Wk^T, xb Wv^T in one dispatch over their concatenated rows. */
     private void projectQkv(LayerWeights L, int n) {
-        Object pq = L.q().prepare(xb, n);
-        Object pk = L.k().prepareLike(pq, xb, n);
-        Object pv = L.v().prepareLike(pk, xb, n);
+        Object pq = L.q().prepare(xb, n, prompt);
+        Object pk = L.k().prepareLike(pq, xb, n, prompt);
+        Object pv = L.v().prepareLike(pk, xb, n, prompt);
         int qr = L.q().rows();
         int kr = L.k().rows();
         pool.forRange(qr + 2 * kr, GRAIN, (s, e) -> {
@@ -259,8 +265,8 @@ public final class Transformer implements LanguageModel {
      */
     private void gateUp(LayerWeights L, int n) {
         int inter = c.intermediateSize();
-        Object pg = L.gate().prepare(xb, n);
-        Object pu = L.up().prepareLike(pg, xb, n);
+        Object pg = L.gate().prepare(xb, n, prompt);
+        Object pu = L.up().prepareLike(pg, xb, n, prompt);
         pool.forRange(inter, GRAIN, (s, e) -> {
             L.gate().matmul(xb, pg, n, gate, inter, 0, s, e);
             L.up().matmul(xb, pu, n, up, inter, 0, s, e);
@@ -272,7 +278,7 @@ public final class Transformer implements LanguageModel {
 
     /** out (n, m.rows) = in (n, m.cols) W^T. */
     private void project(Matrix m, float[] in, int n, float[] out) {
-        Object prepared = m.prepare(in, n);
+        Object prepared = m.prepare(in, n, prompt);
         pool.forRange(m.rows(), GRAIN, (s, e) -> m.matmul(in, prepared, n, out, m.rows(), 0, s, e));
     }
 

@@ -37,6 +37,22 @@ public interface Matrix {
     }
 
     /**
+     * {@link #prepare}, told whether the tokens are consecutive positions of one sequence (a prompt
+     * or a scoring window) rather than one token of each of several sequences decoded in lock-step.
+     * For a prompt a matrix may take a faster path whose results are within rounding of, but not
+     * bitwise, the token-by-token products; batched decode keeps the bits of single-stream decode
+     * wherever {@link #prepare} does.
+     */
+    default Object prepare(float[] x, int tokens, boolean prompt) {
+        return prepare(x, tokens);
+    }
+
+    /** {@link #prepareLike(Object, float[], int)} for a prompt or not, as {@link #prepare(float[], int, boolean)}. */
+    default Object prepareLike(Object sibling, float[] x, int tokens, boolean prompt) {
+        return prepareLike(sibling, x, tokens);
+    }
+
+    /**
      * y[t * yStride + yOffset + r] = W[r, :] · x[t, :] for r in [rowStart, rowEnd) and
      * t in [0, tokens). x is row-major [tokens, cols]. Must not write outside those y cells:
      * several workers call it at once on disjoint row ranges.

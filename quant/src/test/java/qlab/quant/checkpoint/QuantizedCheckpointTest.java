@@ -153,6 +153,64 @@ class QuantizedCheckpointTest {
      * differ by the activation rounding (half a step of max|x|/127 per block), less than the
      * weight quantization itself moves them (this small random model amplifies both).
      */
+    /** The checkpoint loaded as {@code --activations int8} loads it (the property set for the load only). */
+    private static Model loadWithInt8Activations(Path file) {
+        String before = System.getProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY);
+        System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, "int8");
+        try {
+            return QuantizedCheckpoint.load(file);
+        } finally {
+            if (before == null) {
+                System.clearProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY);
+            } else {
+                System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, before);
+            }
+        }
+    }
+
+    /**
+     * With int8 activations a prompt of 8 tokens or more runs the dequantized tile on the
+     * activations rounded to their int8 codes, token-by-token decode runs the strips' integer
+     * sums: the same rounded product in another order. The logits of the prompt's last token stay
+     * far closer to those of the same tokens decoded one by one than int8 activations are to f32
+     * activations, and the greedy next token is the same.
+     */
+    @Test
+    void int8PromptsRunTheTileWithinRoundingOfTokenByTokenDecode() {
+        Model f32 = TestModels.write(TestModels.untiedGroup3(), 37, tmp.resolve("int8-prompt-src"));
+        int vocab = f32.config().vocabSize();
+        Model plain = QuantizedCheckpoint.quantize(f32, QuantPlan.parse("q4_0"), null, pool);
+        Path file = tmp.resolve("int8-prompt.safetensors");
+        QuantizedCheckpoint.write(plain, Map.of("plan", "q4_0"), file);
+        Model m = loadWithInt8Activations(file);
+        QuantizedMatrix head = (QuantizedMatrix) m.weights().lmHead();
+        assertTrue(head.usesInt8Activations() && head.tiles(QuantizedMatrix.TILED_FROM_TOKENS, true)
+                && !head.tiles(QuantizedMatrix.TILED_FROM_TOKENS, false));
+        Transformer int8 = new Transformer(m, pool);
+        Transformer f32Acts = new Transformer(QuantizedCheckpoint.load(file), pool);
+        double worstPath = 0;
+        double worstActivations = 0;
+        for (int seed = 0; seed < 4; seed++) {
+            int[] prompt = new SplittableRandom(90 + seed).ints(12 + 5 * seed, 0, vocab).toArray();
+            float[] tiled = int8.forward(prompt, int8.newCache(64), false);
+            KvCache cache = int8.newCache(64);
+            float[] stepped = null;
+            for (int id : prompt) {
+                stepped = int8.forward(new int[] {id}, cache, false);
+            }
+            float[] ref = f32Acts.forward(prompt, f32Acts.newCache(64), false);
+            for (int j = 0; j < vocab; j++) {
+                worstPath = Math.max(worstPath, Math.abs(tiled[j] - stepped[j]));
+                worstActivations = Math.max(worstActivations, Math.abs(stepped[j] - ref[j]));
+            }
+            assertEquals(Greedy.argmax(stepped, 0, vocab), Greedy.argmax(tiled, 0, vocab), "seed " + seed);
+        }
+        System.out.printf("int8 prompt: tile vs strips max |logit difference| %.3g, int8 vs f32 activations %.3g%n",
+                worstPath, worstActivations);
+        assertTrue(worstPath > 0 && worstPath < 0.25 * worstActivations,
+                "tile vs strips " + worstPath + ", int8 vs f32 activations " + worstActivations);
+    }
+
     @Test
     void int8ActivationsDecodeBatchedBitwiseAndCloseToF32Activations() {
         Model f32 = TestModels.write(TestModels.untiedGroup3(), 31, tmp.resolve("int8-src"));
@@ -161,18 +219,7 @@ class QuantizedCheckpointTest {
             Model plain = QuantizedCheckpoint.quantize(f32, QuantPlan.parse(planText), null, pool);
             Path file = tmp.resolve("int8-" + planText.replaceAll("[^a-z0-9_]", "-") + ".safetensors");
             QuantizedCheckpoint.write(plain, Map.of("plan", planText), file);
-            Model m;
-            String before = System.getProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY);
-            System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, "int8");
-            try {
-                m = QuantizedCheckpoint.load(file);
-            } finally {
-                if (before == null) {
-                    System.clearProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY);
-                } else {
-                    System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, before);
-                }
-            }
+            Model m = loadWithInt8Activations(file);
             assertTrue(((QuantizedMatrix) m.weights().lmHead()).usesInt8Activations(), planText);
             Transformer fast = new Transformer(m, pool);
             Transformer f32Acts = new Transformer(QuantizedCheckpoint.load(file), pool);
