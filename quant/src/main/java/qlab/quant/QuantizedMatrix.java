@@ -251,11 +251,7 @@ public final class QuantizedMatrix implements Matrix {
         if (int8Activations) {
             Int8Activations a = Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock());
             if (prompt && tokens >= int8PromptTiledFrom) {
-                float[] rounded = new float[tokens * cols()];
-                for (int t = 0; t < tokens; t++) {
-                    a.dequantize(t, rounded, t * cols());
-                }
-                return new RoundedColumns(TokenColumns.of(rounded, 0, cols(), tokens), a.block());
+                return new RoundedColumns(TokenColumns.ofCodes(a.codes(), a.scales(), a.block(), cols(), tokens), a.block());
             }
             return new Int8Strips.Activations(a);
         }
