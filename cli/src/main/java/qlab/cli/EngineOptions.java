@@ -19,7 +19,8 @@ final class EngineOptions {
      */
     @Option(names = "--activations", paramLabel = "A", defaultValue = "f32",
             description = "Activations of integer-format products: f32 (default) or int8 (quantized per block once per "
-                    + "product, integer products in 16-bit lanes: faster decode, slower prefill, slightly different results).")
+                    + "product: decode in 16-bit integer lanes, faster for 4-bit and smaller formats, for q8_0 on some "
+                    + "CPUs; prompts on the rounded codes; slightly different results).")
     void activations(Activations a) {
         activations = a;
         System.setProperty(QuantizedMatrix.ACTIVATIONS_PROPERTY, a.name());

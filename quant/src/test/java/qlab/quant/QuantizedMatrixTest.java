@@ -70,12 +70,21 @@ class QuantizedMatrixTest {
                             float[] single = run(m, two, xt, 1);
                             float[] tiledOne = new float[ROWS];
                             m.weights().dotBatchRowsTiled(0, ROWS, xt, 0, 1, tiledOne, 0, ROWS);
+                            float[] wr = new float[COLS];
                             for (int r = 0; r < ROWS; r++) {
                                 float batched = y1[t * (ROWS + 5) + 2 + r];
                                 String where = format + " int8=" + int8 + " token " + t + " row " + r;
                                 if (m.tiles(tokens)) {
                                     assertEquals(Float.floatToIntBits(tiledOne[r]), Float.floatToIntBits(batched), where);
-                                    assertEquals(single[2 + r], batched, 1e-5f * (1 + Math.abs(single[2 + r])), where);
+                                    // Two f32 folds of the same products in different orders: each within
+                                    // (n + 2) ulp-units of Σ|w·x| of the exact sum (FormatKernelTest's bound).
+                                    a.copyRow(r, wr, 0);
+                                    double abs = 0;
+                                    for (int k = 0; k < COLS; k++) {
+                                        abs += Math.abs((double) wr[k] * xt[k]);
+                                    }
+                                    double bound = 2 * ((COLS + 2) * 0x1p-23 * abs + COLS * 0x1p-147);
+                                    assertEquals(single[2 + r], batched, bound, where);
                                 } else {
                                     assertEquals(Float.floatToIntBits(single[2 + r]), Float.floatToIntBits(batched), where);
                                 }

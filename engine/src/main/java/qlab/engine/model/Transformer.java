@@ -24,8 +24,12 @@ import qlab.engine.util.WorkerPool;
  */
 public final class Transformer implements LanguageModel {
 
-    /** Rows handed to a worker come in multiples of this (the matrix kernels work four rows at a time). */
-    private static final int GRAIN = 16;
+    /**
+     * Rows handed to a worker come in multiples of this: two float vectors' lanes (16 rows with
+     * AVX2, 32 with AVX-512), a multiple of every kernel's row group (the int8 strips take
+     * whole strips of that many rows; rows outside whole strips take the scalar path).
+     */
+    private static final int GRAIN = 2 * LANES;
 
     private final ModelConfig c;
     private final Weights w;

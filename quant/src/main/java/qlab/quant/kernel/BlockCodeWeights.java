@@ -20,7 +20,7 @@ import qlab.quant.PackedWeights;
  * group (or in a partial code unit) are done by scalar code, in the same order everywhere.
  *
  * <p>int8-activation kernels: {@link #dotInt8Rows}, what {@link qlab.quant.QuantizedMatrix} runs,
- * takes whole strips of 16 rows through {@link Int8Strips} (a repacked copy, rows in the lanes,
+ * takes whole strips of {@link Int8Strips#ROWS} rows through {@link Int8Strips} (a repacked copy, rows in the lanes,
  * built by {@link #prepareInt8Rows}) and the rows around them through {@link #dotInt8Scalar}: the
  * same bits either way. The single-row {@link #dotInt8Vector} (codes and activation codes widened
  * to int lanes per chunk of {@link Lanes#COUNT} values, summed per block in int32, one FMA by the
@@ -51,7 +51,7 @@ public final class BlockCodeWeights extends PackedWeights {
     private final GroupKernel kernel;
     /** The int8-activation kernels' vector part: [0, int8VectorEnd), a chunk of lane-count values at a time. */
     private final int int8VectorEnd;
-    /** The whole 16-row strips repacked for {@link #dotInt8Rows}; built by {@link #prepareInt8Rows}. */
+    /** The whole strips repacked for {@link #dotInt8Rows}; built by {@link #prepareInt8Rows}. */
     private volatile Int8Strips strips;
 
     /**
@@ -320,7 +320,7 @@ public final class BlockCodeWeights extends PackedWeights {
     }
 
     /**
-     * Whole strips of 16 rows inside the range through {@link Int8Strips}, the rows around them
+     * Whole strips of {@link Int8Strips#ROWS} rows inside the range through {@link Int8Strips}, the rows around them
      * by the scalar reference; both give the bits of {@link #dotInt8Scalar}.
      */
     @Override

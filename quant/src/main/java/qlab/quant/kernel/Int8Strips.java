@@ -8,19 +8,21 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 import qlab.engine.util.HugePages;
 import qlab.quant.Int8Activations;
 
 /**
  * The int8-activation product of a block-code matrix with its rows in the vector lanes: the
- * levels repacked once into strips of {@link #ROWS} rows, column by column, so one 16-lane short
- * vector holds one column of a strip and one multiply-add does 16 rows.
+ * levels repacked once into strips of {@link #ROWS} rows (16 with AVX2, 32 with AVX-512), column
+ * by column, so one short vector holds one column of a strip and one multiply-add does a whole
+ * strip.
  *
  * <p>Why rows in lanes: with the weights of one row in the lanes (the f32 kernels) every 32-value
  * block ends in a sum across lanes and a scale multiply, ~21 vector instructions per 32 weights for
  * q4. Here a strip's column is multiplied by one activation code broadcast over the lanes
- * ({@link Activations} keeps every code repeated 16 times, so the multiply takes it straight from
+ * ({@link Activations} keeps every code repeated {@link #ROWS} times, so the multiply takes it straight from
  * memory), and the products are summed in 16-bit lanes down the columns with no cross-lane work:
  * per pair of 4-bit columns one byte load, a mask, a shift, two multiplies and two adds — 7
  * instructions for 32 multiply-adds. The Vector API has no int8 dot-product instruction
@@ -54,6 +56,14 @@ import qlab.quant.Int8Activations;
  * ran as fast in a one-matrix loop; in the whole model, two threads, q8_0 decoded at
  * 20.8/25.3/18.9 against 22.2/27.4/25.0 tok/s, q4_0 at 39.0/39.2/34.9 against 34.6/42.0/35.2.
  *
+ * <p>Strip height follows the vector width. On an AVX-512 machine (AMD Zen 4, 2 vCPUs), whole
+ * model, 2 threads, {@code bench --reps 3}, processes alternating 16-row strips in 256-bit
+ * vectors ({@code -Dqlab.vector.lanes=8}) and 32-row strips in 512-bit ones: q8_0 decode
+ * 23.4/22.7/22.2 → 27.0/27.6/28.8 tok/s, q4_0 42.4/41.4/39.7 → 45.8/45.4/45.3 (half the
+ * instructions per multiply-add, and 32-byte code loads: in a one-matrix q8_0 loop the
+ * 16-byte-load kernel read 19 GB/s hot but 8.2 cold, one thread, where the f32-activation kernel
+ * read 13 cold).
+ *
  * <p>Where the nibble kernel's time goes (a loop over 304 strips × 896 columns, one thread, G
  * multiply-adds/s; "cold" cycles 24 such matrices on 2 MiB pages): 22–23 hot, 15–18 cold.
  * Multiplies replaced by adds: the same 22.7 hot, so the multiplier is not the limit. Activation
@@ -67,15 +77,21 @@ import qlab.quant.Int8Activations;
  * +1–2% cold.
  */
 public final class Int8Strips {
-    /** Rows per strip: the lanes of a 256-bit short vector. */
-    public static final int ROWS = 16;
+    /**
+     * Rows per strip: the lanes of one short vector twice {@link Lanes#COUNT} wide (16 rows in a
+     * 256-bit vector with AVX2, 32 in a 512-bit one with AVX-512), so a strip's 32-bit sums and
+     * its floats are two vectors of {@link Lanes#COUNT} lanes.
+     */
+    public static final int ROWS = 2 * Lanes.COUNT;
     /** Cache budget of one pass over a group of strips and a token (see {@link #stripsPerPass}); half an L2 of this machine. */
     static final long PASS_BYTES = 256 << 10;
 
-    private static final VectorSpecies<Short> SHORTS = ShortVector.SPECIES_256;
-    private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_128;
-    private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_256;
-    private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
+    /** Half a strip: the lanes of its int and float vectors. */
+    private static final int HALF = ROWS / 2;
+    private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(ROWS * 16));
+    private static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(ROWS * 8));
+    private static final VectorSpecies<Integer> INTS = Lanes.INTS;
+    private static final VectorSpecies<Float> FLOATS = Lanes.FLOATS;
 
     /** Writes the levels of a whole row, as floats (exact small integers), into dst[0 .. cols). */
     @FunctionalInterface
@@ -152,12 +168,13 @@ public final class Int8Strips {
 
     /**
      * Where a strip's lane sits in the kernels' float vectors: even lanes (rows) in the first
-     * vector, odd in the second. A 16-lane short vector viewed as 8 int lanes holds rows 2i and
-     * 2i + 1 in lane i, which two shifts sign-extend into separate int vectors; converting the
-     * upper half of the shorts instead compiles to a six-instruction permute on AVX2.
+     * vector, odd in the second. A short vector of {@link #ROWS} lanes viewed as {@link #HALF} int
+     * lanes holds rows 2i and 2i + 1 in lane i, which two shifts sign-extend into separate int
+     * vectors; converting the upper half of the shorts instead compiles to a six-instruction
+     * permute on AVX2.
      */
     private static int slot(int lane) {
-        return (lane & 1) * 8 + (lane >>> 1);
+        return (lane & 1) * HALF + (lane >>> 1);
     }
 
     public int strips() {
@@ -292,10 +309,10 @@ public final class Int8Strips {
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
                     .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
             acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at + 8).mul(d)));
+                    .mul(FloatVector.fromArray(FLOATS, scales, at + HALF).mul(d)));
         }
         acc0.intoArray(out, 0);
-        acc1.intoArray(out, 8);
+        acc1.intoArray(out, HALF);
     }
 
     /** {@link #stripNibbles} for 32-value blocks: one chunk per block, its sum converted straight to floats. */
@@ -332,10 +349,10 @@ public final class Int8Strips {
             acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0))
                     .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
             acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at + 8).mul(d)));
+                    .mul(FloatVector.fromArray(FLOATS, scales, at + HALF).mul(d)));
         }
         acc0.intoArray(out, 0);
-        acc1.intoArray(out, 8);
+        acc1.intoArray(out, HALF);
     }
 
     /**
@@ -378,10 +395,10 @@ public final class Int8Strips {
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
                     .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
             acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at + 8).mul(d)));
+                    .mul(FloatVector.fromArray(FLOATS, scales, at + HALF).mul(d)));
         }
         acc0.intoArray(out, 0);
-        acc1.intoArray(out, 8);
+        acc1.intoArray(out, HALF);
     }
 
     /** The partial last block, per lane in scalar code: sum += isum × (weight scale × activation scale). */
