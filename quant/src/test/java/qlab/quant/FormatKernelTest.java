@@ -191,7 +191,7 @@ class FormatKernelTest {
         assertTrue(checks > 0);
     }
     /**
-     * The int8-activation row kernel ({@link qlab.quant.kernel.Int8Strips}: 16-row strips, rows in
+     * The int8-activation row kernel ({@link qlab.quant.kernel.Int8Strips}: 16- or 32-row strips, rows in
      * the lanes, 16-bit sums): bitwise the scalar reference for every row and token, whatever the
      * row split, with rows outside whole strips, widths with a partial last block or none whole,
      * and the extremes of the 16-bit sums (every level at the grid's end times activation codes
@@ -250,7 +250,8 @@ class FormatKernelTest {
 
     /**
      * Wide rows, where a batch's strips are taken a few at a time over all its tokens (as many as
-     * fit the cache budget with one token's codes: two 4-bit strips of 4864 columns, one 8-bit):
+     * fit the cache budget with one token's codes: with 32-row strips of 4864 columns, three 4-bit
+     * strips or one 8-bit):
      * still bitwise the scalar reference for every row and token, whatever the row split.
      */
     @ParameterizedTest(name = "{0}")

@@ -21,11 +21,9 @@ import qlab.quant.Int8Activations;
  *
  * <p>Why rows in lanes: with the weights of one row in the lanes (the f32 kernels) every 32-value
  * block ends in a sum across lanes and a scale multiply, ~21 vector instructions per 32 weights for
- * q4. Here a strip's column is multiplied by one activation code broadcast over the lanes
- * ({@link Activations} keeps every code repeated {@link #ROWS} times, so the multiply takes it straight from
- * memory), and the products are summed in 16-bit lanes down the columns with no cross-lane work:
- * per pair of 4-bit columns one byte load, a mask, a shift, two multiplies and two adds — 7
- * instructions for 32 multiply-adds. The Vector API has no int8 dot-product instruction
+ * q4. Here a strip's column is multiplied by one activation code broadcast over the lanes, and
+ * the products are summed in 16-bit lanes down the columns with no cross-lane work: per pair of
+ * 4-bit columns one load of codes, a mask, a shift, two broadcasts, two multiplies and two adds. The Vector API has no int8 dot-product instruction
  * ({@code vpmaddubsw}/{@code vpdpbusd}); 16-bit lanes are what it offers instead.
  *
  * <p>Levels of at most 4 bits (every grid but {@link CodeGrid#INT8}) are stored as unsigned
@@ -51,10 +49,18 @@ import qlab.quant.Int8Activations;
  * even column's code a, the high nibble times b − 16·a for the odd column's code b: the same
  * wrapping sum with one instruction fewer per column pair) ran 8–13% faster in a one-matrix loop,
  * but the whole model at one thread decoded q4_0 at 26.0/27.7/30.9 tok/s against 31.0/30.4/31.3
- * for this kernel (alternating builds, {@code bench --reps 5}). Broadcasting each activation code
- * from a short per column instead of reading it repeated 16 times (cheaper preparation, same bits)
- * ran as fast in a one-matrix loop; in the whole model, two threads, q8_0 decoded at
- * 20.8/25.3/18.9 against 22.2/27.4/25.0 tok/s, q4_0 at 39.0/39.2/34.9 against 34.6/42.0/35.2.
+ * for this kernel (alternating builds, {@code bench --reps 5}).
+ *
+ * <p>Activation codes are broadcast from the int8 codes, one per column. The kernel used to read
+ * them from a copy with every code repeated once per lane, which saved the broadcast but cost
+ * {@code ROWS × 2} bytes per column: with 32-row strips 57 KiB for 896 columns, more than the
+ * 32 KiB L1, so every strip re-read it from L2 while its codes came from DRAM. On AVX-512 (Zen 4,
+ * 32-row strips), one 4864×896 product, one thread ({@code MatVecBenchmark}, G multiply-adds/s,
+ * repeated copy → broadcast): q8_0 23.7 → 23.1 hot, 8.0 → 16.6 cold; q4_0 29.8 → 37.2 hot, 12.7
+ * → 18.1 cold. Whole model, 2 threads, {@code bench --reps 3}, alternating processes: q8_0 decode
+ * 26.8/26.9/28.5 → 44.5/44.5/42.4 tok/s, q4_0 42.3/43.8/43.5 → 71.0/67.4/74.8. (On the AVX2
+ * machine of earlier sessions, 16-row strips, the copy's 28 KiB fitted L1 and the two ran as fast
+ * in a one-matrix loop.)
  *
  * <p>Strip height follows the vector width. On an AVX-512 machine (AMD Zen 4, 2 vCPUs), whole
  * model, 2 threads, {@code bench --reps 3}, processes alternating 16-row strips in 256-bit
@@ -187,13 +193,11 @@ public final class Int8Strips {
     }
 
     /**
-     * The activations as the strips read them: every int8 code of every token repeated {@link
-     * #ROWS} times as shorts, and per token and 32-column chunk 8 × the chunk's code sum (the nibble
-     * correction). Made once per product, shared by all threads.
+     * The activations as the strips read them: the int8 codes, and per token and 32-column chunk
+     * 8 × the chunk's code sum (the nibble correction). Made once per product, shared by all threads.
      */
     public static final class Activations {
         final Int8Activations a;
-        final short[] wide;  // [tokens][cols][ROWS]
         final short[] corr;  // [tokens][cols / 32]
 
         public Activations(Int8Activations a) {
@@ -201,12 +205,8 @@ public final class Int8Strips {
             int cols = a.cols();
             int chunks = cols / 32;
             byte[] q = a.codes();
-            this.wide = new short[a.tokens() * cols * ROWS];
             this.corr = new short[a.tokens() * chunks];
             for (int t = 0; t < a.tokens(); t++) {
-                for (int j = 0; j < cols; j++) {
-                    ShortVector.broadcast(SHORTS, q[t * cols + j]).intoArray(wide, (t * cols + j) * ROWS);
-                }
                 for (int c = 0; c < chunks; c++) {
                     int sum = 0;
                     for (int j = c * 32; j < c * 32 + 32; j++) {
@@ -256,14 +256,12 @@ public final class Int8Strips {
     }
 
     /**
-     * Strips taken together over the tokens of a batch: as many as fit, with one token's repeated
-     * codes, in {@link #PASS_BYTES}, so each token's codes are read from the cache nearest the core
-     * once per group of strips, and the group's codes stay in L2 from one token to the next. Strip
-     * by strip over all tokens instead re-read every token's codes (tokens × cols × 32 bytes) for
-     * each strip; whole-matrix passes per token re-read all the weights.
+     * Strips taken together over the tokens of a batch: as many as fit, with one token's codes, in
+     * {@link #PASS_BYTES}, so the group's codes stay in L2 from one token to the next;
+     * whole-matrix passes per token would re-read all the weights from memory.
      */
     private int stripsPerPass() {
-        long perToken = (long) cols * ROWS * Short.BYTES;
+        long perToken = cols;
         return (int) Math.max(1, (PASS_BYTES - perToken) / Math.max(1, stripBytes));
     }
 
@@ -274,7 +272,8 @@ public final class Int8Strips {
         }
         long base = s * stripBytes;
         int chunks = cols / 32;
-        int wide = t * cols * ROWS;
+        byte[] q = x.a.codes();
+        int row = t * cols;
         int corr = t * chunks;
         int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
@@ -288,16 +287,16 @@ public final class Int8Strips {
             IntVector i1 = i0;
             for (int c = b * chunksPerBlock; c < (b + 1) * chunksPerBlock; c++) {
                 long p = base + (long) c * 16 * ROWS;
-                int w = wide + c * 32 * ROWS;
+                int w = row + c * 32;
                 ShortVector evenCols = ShortVector.zero(SHORTS);
                 ShortVector oddCols = evenCols;
                 for (int k = 0; k < 16; k++) {
                     ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
                             .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                    evenCols = evenCols.add(v.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w)));
-                    oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                    evenCols = evenCols.add(v.and(low).mul(ShortVector.broadcast(SHORTS, q[w])));
+                    oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.broadcast(SHORTS, q[w + 1])));
                     p += ROWS;
-                    w += 2 * ROWS;
+                    w += 2;
                 }
                 ShortVector sum = evenCols.add(oddCols).sub(x.corr[corr + c]);
                 IntVector pairs = sum.reinterpretAsInts();
@@ -319,7 +318,8 @@ public final class Int8Strips {
     private void stripNibbles32(int s, Activations x, int t, float[] out) {
         long base = s * stripBytes;
         int blocks = vectorCols >>> 5;
-        int wide = t * cols * ROWS;
+        byte[] q = x.a.codes();
+        int row = t * cols;
         int corr = t * (cols >>> 5);
         int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
@@ -329,16 +329,16 @@ public final class Int8Strips {
         ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
         for (int b = 0; b < blocks; b++) {
             long p = base + (long) b * 16 * ROWS;
-            int w = wide + b * 32 * ROWS;
+            int w = row + b * 32;
             ShortVector evenCols = ShortVector.zero(SHORTS);
             ShortVector oddCols = evenCols;
             for (int k = 0; k < 16; k++) {
                 ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                evenCols = evenCols.add(v.and(low).mul(ShortVector.fromArray(SHORTS, x.wide, w)));
-                oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                evenCols = evenCols.add(v.and(low).mul(ShortVector.broadcast(SHORTS, q[w])));
+                oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.broadcast(SHORTS, q[w + 1])));
                 p += ROWS;
-                w += 2 * ROWS;
+                w += 2;
             }
             ShortVector sum = evenCols.add(oddCols).sub(x.corr[corr + b]);
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
@@ -366,7 +366,8 @@ public final class Int8Strips {
      */
     private void stripBytes(int s, Activations x, int t, float[] out) {
         long base = s * stripBytes;
-        int wide = t * cols * ROWS;
+        byte[] q = x.a.codes();
+        int row = t * cols;
         int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
         float[] aScales = x.a.scales();
@@ -376,19 +377,19 @@ public final class Int8Strips {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
             long p = base + (long) b * block * ROWS;
-            int w = wide + b * block * ROWS;
+            int w = row + b * block;
             for (int k = 0; k < block; k += 2) {
                 ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
                 ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
-                ShortVector pair = v.mul(ShortVector.fromArray(SHORTS, x.wide, w))
-                        .add(u.mul(ShortVector.fromArray(SHORTS, x.wide, w + ROWS)));
+                ShortVector pair = v.mul(ShortVector.broadcast(SHORTS, q[w]))
+                        .add(u.mul(ShortVector.broadcast(SHORTS, q[w + 1])));
                 IntVector pairs = pair.reinterpretAsInts();
                 i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
                 i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
                 p += 2 * ROWS;
-                w += 2 * ROWS;
+                w += 2;
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = sc + b * ROWS;
