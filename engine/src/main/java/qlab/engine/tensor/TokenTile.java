@@ -4,7 +4,7 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * Prefill and batched decode with the tokens in the vector lanes: six weight rows at a time (twelve
- * for a batch of one vector of tokens or less) are placed in an f32 scratch panel — dequantized by a
+ * for a batch of one vector of tokens or less, and for every batch with AVX-512) are placed in an f32 scratch panel — dequantized by a
  * quantized format, copied by {@link F32Matrix} — then multiplied by the tokens
  * ({@link TokenColumns}). Per column k, a tile broadcasts each of six weights and multiplies it
  * into two vectors of tokens, or each of twelve into one vector (a batch of one vector of tokens):
@@ -37,19 +37,36 @@ public final class TokenTile {
         void row(int row, float[] dst, int offset);
     }
 
+    /**
+     * Whether batches wider than one vector take panels of twelve rows too ({@code tile12x2}: 24
+     * accumulators): with 16-lane vectors, i.e. AVX-512, which has 32 vector registers. AVX2's 16
+     * cannot hold them (see {@link #rows}). On AVX-512 (Zen 4), one 4864×896 q4_0 product of 64
+     * tokens, one thread ({@code MatVecBenchmark -p tokens=64 -p batched=tiled}), six-row against
+     * twelve-row panels: 43.7 → 46.9 G multiply-adds/s, 896×4864 42.3 → 45.4.
+     */
+    static final boolean TALL = VectorSupport.LANES >= 16;
+
     /** y[yOffset + r + t × yStride] = W[r, :] · x[t, :] for rows [rowStart, rowEnd) and every token of x. */
     public static void rows(RowSource w, int cols, int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
                             int yStride) {
+        rows(w, cols, rowStart, rowEnd, x, y, yOffset, yStride, TALL);
+    }
+
+    /** {@link #rows}, with twelve-row panels for wide batches or not ({@link #TALL}: the same bits either way). */
+    static void rows(RowSource w, int cols, int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
+                     int yStride, boolean twelveRows) {
         if (x.cols != cols) {
             throw new IllegalArgumentException("token columns have " + x.cols + " columns, the matrix " + cols);
         }
         // One vector of tokens or less: panels of 12 rows (tile12x1). More: panels of 6 (tile6x2,
         // tile6x1 for a short last chunk), so that a panel and a chunk of a 4864-wide product
-        // (114 + 311 KiB) stay in a 512 KiB L2. 12-row panels everywhere measured slower (q4_0,
-        // 2 threads, alternating processes): batch-16 decode 64.9/65.8 vs 73.7/78.7 tok/s,
-        // 64-token prefill 107.4/101.4 vs 116.0/115.8.
+        // (114 + 311 KiB) stay in a 512 KiB L2. On AVX2, 12-row panels everywhere measured slower
+        // (q4_0, 2 threads, alternating processes): batch-16 decode 64.9/65.8 vs 73.7/78.7 tok/s,
+        // 64-token prefill 107.4/101.4 vs 116.0/115.8. With AVX-512 (TALL) wide batches take
+        // panels of 12 too (tile12x2, tile12x1 for a short last chunk).
         boolean narrow = x.tokens <= VectorSupport.LANES;
-        int height = narrow ? 2 * ROWS : ROWS;
+        boolean tall = twelveRows && !narrow;
+        int height = narrow || tall ? 2 * ROWS : ROWS;
         int out = height * cols;
         float[] panel = PANEL.get();
         if (panel.length < 2 * ROWS * (cols + TokenColumns.CHUNK)) {
@@ -65,8 +82,10 @@ public final class TokenTile {
             java.util.Arrays.fill(panel, n * cols, height * cols, 0f);
             for (int t0 = 0; t0 < x.tokens; t0 += TokenColumns.CHUNK) {
                 int width = TokenColumns.chunkWidth(t0, x.tokens);
-                if (narrow) {
+                if (narrow || (tall && width != TokenColumns.CHUNK)) {
                     tile12x1(panel, cols, x.values, t0 * cols, panel, out);
+                } else if (tall) {
+                    tile12x2(panel, cols, x.values, t0 * cols, panel, out);
                 } else if (width == TokenColumns.CHUNK) {
                     tile6x2(panel, cols, x.values, t0 * cols, panel, out);
                 } else {
@@ -146,6 +165,105 @@ public final class TokenTile {
         c41.intoArray(out, o + 4 * s + lanes);
         c50.intoArray(out, o + 5 * s);
         c51.intoArray(out, o + 5 * s + lanes);
+    }
+
+
+    /**
+     * Twelve panel rows × a two-vector chunk at x[x0 ..]: 24 accumulators, two token vectors and a
+     * broadcast in 32 registers. Results to out[o + row × 2 lanes + token].
+     */
+    private static void tile12x2(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+        int lanes = VectorSupport.LANES;
+        FloatVector c0_0 = FloatVector.zero(VectorSupport.F);
+        FloatVector c0_1 = c0_0;
+        FloatVector c1_0 = c0_0;
+        FloatVector c1_1 = c0_0;
+        FloatVector c2_0 = c0_0;
+        FloatVector c2_1 = c0_0;
+        FloatVector c3_0 = c0_0;
+        FloatVector c3_1 = c0_0;
+        FloatVector c4_0 = c0_0;
+        FloatVector c4_1 = c0_0;
+        FloatVector c5_0 = c0_0;
+        FloatVector c5_1 = c0_0;
+        FloatVector c6_0 = c0_0;
+        FloatVector c6_1 = c0_0;
+        FloatVector c7_0 = c0_0;
+        FloatVector c7_1 = c0_0;
+        FloatVector c8_0 = c0_0;
+        FloatVector c8_1 = c0_0;
+        FloatVector c9_0 = c0_0;
+        FloatVector c9_1 = c0_0;
+        FloatVector c10_0 = c0_0;
+        FloatVector c10_1 = c0_0;
+        FloatVector c11_0 = c0_0;
+        FloatVector c11_1 = c0_0;
+        for (int k = 0, xi = x0; k < cols; k++, xi += 2 * lanes) {
+            FloatVector x0v = v(x, xi);
+            FloatVector x1v = v(x, xi + lanes);
+            FloatVector m;
+            m = b(w[0 * cols + k]);
+            c0_0 = m.fma(x0v, c0_0);
+            c0_1 = m.fma(x1v, c0_1);
+            m = b(w[1 * cols + k]);
+            c1_0 = m.fma(x0v, c1_0);
+            c1_1 = m.fma(x1v, c1_1);
+            m = b(w[2 * cols + k]);
+            c2_0 = m.fma(x0v, c2_0);
+            c2_1 = m.fma(x1v, c2_1);
+            m = b(w[3 * cols + k]);
+            c3_0 = m.fma(x0v, c3_0);
+            c3_1 = m.fma(x1v, c3_1);
+            m = b(w[4 * cols + k]);
+            c4_0 = m.fma(x0v, c4_0);
+            c4_1 = m.fma(x1v, c4_1);
+            m = b(w[5 * cols + k]);
+            c5_0 = m.fma(x0v, c5_0);
+            c5_1 = m.fma(x1v, c5_1);
+            m = b(w[6 * cols + k]);
+            c6_0 = m.fma(x0v, c6_0);
+            c6_1 = m.fma(x1v, c6_1);
+            m = b(w[7 * cols + k]);
+            c7_0 = m.fma(x0v, c7_0);
+            c7_1 = m.fma(x1v, c7_1);
+            m = b(w[8 * cols + k]);
+            c8_0 = m.fma(x0v, c8_0);
+            c8_1 = m.fma(x1v, c8_1);
+            m = b(w[9 * cols + k]);
+            c9_0 = m.fma(x0v, c9_0);
+            c9_1 = m.fma(x1v, c9_1);
+            m = b(w[10 * cols + k]);
+            c10_0 = m.fma(x0v, c10_0);
+            c10_1 = m.fma(x1v, c10_1);
+            m = b(w[11 * cols + k]);
+            c11_0 = m.fma(x0v, c11_0);
+            c11_1 = m.fma(x1v, c11_1);
+        }
+        int s = 2 * lanes;
+        c0_0.intoArray(out, o + 0 * s);
+        c0_1.intoArray(out, o + 0 * s + lanes);
+        c1_0.intoArray(out, o + 1 * s);
+        c1_1.intoArray(out, o + 1 * s + lanes);
+        c2_0.intoArray(out, o + 2 * s);
+        c2_1.intoArray(out, o + 2 * s + lanes);
+        c3_0.intoArray(out, o + 3 * s);
+        c3_1.intoArray(out, o + 3 * s + lanes);
+        c4_0.intoArray(out, o + 4 * s);
+        c4_1.intoArray(out, o + 4 * s + lanes);
+        c5_0.intoArray(out, o + 5 * s);
+        c5_1.intoArray(out, o + 5 * s + lanes);
+        c6_0.intoArray(out, o + 6 * s);
+        c6_1.intoArray(out, o + 6 * s + lanes);
+        c7_0.intoArray(out, o + 7 * s);
+        c7_1.intoArray(out, o + 7 * s + lanes);
+        c8_0.intoArray(out, o + 8 * s);
+        c8_1.intoArray(out, o + 8 * s + lanes);
+        c9_0.intoArray(out, o + 9 * s);
+        c9_1.intoArray(out, o + 9 * s + lanes);
+        c10_0.intoArray(out, o + 10 * s);
+        c10_1.intoArray(out, o + 10 * s + lanes);
+        c11_0.intoArray(out, o + 11 * s);
+        c11_1.intoArray(out, o + 11 * s + lanes);
     }
 
     /**
