@@ -24,12 +24,8 @@ import qlab.engine.util.WorkerPool;
  */
 public final class Transformer implements LanguageModel {
 
-    /**
-     * Rows handed to a worker come in multiples of this: two float vectors' lanes (16 rows with
-     * AVX2, 32 with AVX-512), a multiple of every kernel's row group (the int8 strips take
-     * whole strips of that many rows; rows outside whole strips take the scalar path).
-     */
-    private static final int GRAIN = 2 * LANES;
+    /** Rows handed to a worker come in multiples of this ({@link Matrix#ROW_GRAIN}). */
+    private static final int GRAIN = Matrix.ROW_GRAIN;
 
     private final ModelConfig c;
     private final Weights w;

@@ -9,6 +9,13 @@ package qlab.engine.tensor;
  * there), then {@link #matmul} runs on the workers, each for its own range of rows.
  */
 public interface Matrix {
+    /**
+     * Row ranges handed to threads should start and end on multiples of this: two float vectors'
+     * lanes (16 rows with AVX2, 32 with AVX-512), a multiple of every kernel's row group (the int8
+     * strips work whole strips of that many rows; a range that cuts one costs that strip twice).
+     */
+    int ROW_GRAIN = 2 * VectorSupport.LANES;
+
     int rows();
 
     int cols();

@@ -20,8 +20,8 @@ import qlab.quant.PackedWeights;
  * group (or in a partial code unit) are done by scalar code, in the same order everywhere.
  *
  * <p>int8-activation kernels: {@link #dotInt8Rows}, what {@link qlab.quant.QuantizedMatrix} runs,
- * takes whole strips of {@link Int8Strips#ROWS} rows through {@link Int8Strips} (a repacked copy, rows in the lanes,
- * built by {@link #prepareInt8Rows}) and the rows around them through {@link #dotInt8Scalar}: the
+ * takes the whole strips of {@link Int8Strips#ROWS} rows through {@link Int8Strips} (a repacked copy, rows in the
+ * lanes, built by {@link #prepareInt8Rows}) and the rows after the last strip through {@link #dotInt8Scalar}: the
  * same bits either way. The single-row {@link #dotInt8Vector} (codes and activation codes widened
  * to int lanes per chunk of {@link Lanes#COUNT} values, summed per block in int32, one FMA by the
  * product of the two scales) needs no copy but is as slow as the f32 kernels; it stays as the
@@ -320,20 +320,19 @@ public final class BlockCodeWeights extends PackedWeights {
     }
 
     /**
-     * Whole strips of {@link Int8Strips#ROWS} rows inside the range through {@link Int8Strips}, the rows around them
-     * by the scalar reference; both give the bits of {@link #dotInt8Scalar}.
+     * Rows in the strips ({@link #int8StripRows}: every whole strip of {@link Int8Strips#ROWS} rows)
+     * through {@link Int8Strips}, the few rows after the last strip by the scalar reference; both
+     * give the bits of {@link #dotInt8Scalar}, whatever the range.
      */
     @Override
     public void dotInt8Rows(int rowStart, int rowEnd, Int8Strips.Activations x, float[] y, int yOffset, int yStride) {
         checkActivations(x.codes());
         Int8Strips st = strips;
-        int first = st == null ? rowEnd : Math.min(rowEnd, (rowStart + Int8Strips.ROWS - 1) / Int8Strips.ROWS * Int8Strips.ROWS);
-        int last = st == null ? rowEnd : Math.max(first, Math.min(rowEnd, st.strips() * Int8Strips.ROWS) / Int8Strips.ROWS * Int8Strips.ROWS);
-        super.dotInt8Rows(rowStart, first, x, y, yOffset, yStride);
-        if (first < last) {
-            st.rows(first / Int8Strips.ROWS, last / Int8Strips.ROWS, x, y, yOffset, yStride);
+        int inStrips = st == null ? rowStart : Math.max(rowStart, Math.min(rowEnd, st.strips() * Int8Strips.ROWS));
+        if (rowStart < inStrips) {
+            st.rows(rowStart, inStrips, x, y, yOffset, yStride);
         }
-        super.dotInt8Rows(last, rowEnd, x, y, yOffset, yStride);
+        super.dotInt8Rows(inStrips, rowEnd, x, y, yOffset, yStride);
     }
 
     @Override

@@ -223,17 +223,30 @@ public final class Int8Strips {
     }
 
     /**
-     * y[yOffset + s × ROWS + lane + t × yStride] for strips [stripStart, stripEnd), every lane and
-     * every token of {@code x}: bitwise the scalar int8-activation product of each row.
+     * y[yOffset + r + t × yStride] for rows [rowStart, rowEnd) (within the strips) and every token
+     * of {@code x}: bitwise the scalar int8-activation product of each row. A strip the range cuts
+     * is computed whole and only the range's rows written, so a split inside a strip (another
+     * thread's chunk boundary) costs that strip twice, not its rows by the scalar reference: at two
+     * threads, 896×896 q4_0 split at multiples of 16 rows ran at 1.1 G multiply-adds/s that way
+     * against 45 for 4864×896 split at multiples of 32.
      */
-    public void rows(int stripStart, int stripEnd, Activations x, float[] y, int yOffset, int yStride) {
+    public void rows(int rowStart, int rowEnd, Activations x, float[] y, int yOffset, int yStride) {
         Int8Activations a = x.a;
         if (a.cols() != cols || a.block() != block) {
             throw new IllegalArgumentException("activations [" + a.cols() + " cols, block " + a.block()
                     + "] do not match strips [" + cols + " cols, block " + block + "]");
         }
+        if (rowStart < 0 || rowEnd > strips * ROWS) {
+            throw new IllegalArgumentException("rows [" + rowStart + ", " + rowEnd + ") outside the "
+                    + strips * ROWS + " rows of the strips");
+        }
+        if (rowStart >= rowEnd) {
+            return;
+        }
         float[] out = new float[ROWS];
         int group = stripsPerPass();
+        int stripStart = rowStart / ROWS;
+        int stripEnd = (rowEnd + ROWS - 1) / ROWS;
         for (int first = stripStart; first < stripEnd; first += group) {
             int last = Math.min(stripEnd, first + group);
             for (int t = 0; t < a.tokens(); t++) {
@@ -247,7 +260,9 @@ public final class Int8Strips {
                         tail(s, a, t, out);
                     }
                     int at = yOffset + s * ROWS + t * yStride;
-                    for (int lane = 0; lane < ROWS; lane++) {
+                    int from = Math.max(0, rowStart - s * ROWS);
+                    int to = Math.min(ROWS, rowEnd - s * ROWS);
+                    for (int lane = from; lane < to; lane++) {
                         y[at + lane] = out[slot(lane)];
                     }
                 }
