@@ -23,8 +23,9 @@ import qlab.quant.Int8Activations;
  * block ends in a sum across lanes and a scale multiply, ~21 vector instructions per 32 weights for
  * q4. Here a strip's column is multiplied by one activation code broadcast over the lanes, and
  * the products are summed in 16-bit lanes down the columns with no cross-lane work: per pair of
- * 4-bit columns one load of codes, a mask, a shift, two broadcasts, two multiplies and two adds. The Vector API has no int8 dot-product instruction
- * ({@code vpmaddubsw}/{@code vpdpbusd}); 16-bit lanes are what it offers instead.
+ * 4-bit columns one load of codes, a mask, a shift, two broadcasts, two multiplies and two adds.
+ * The Vector API has no int8 dot-product instruction ({@code vpmaddubsw}/{@code vpdpbusd}); 16-bit
+ * lanes are what it offers instead.
  *
  * <p>Levels of at most 4 bits (every grid but {@link CodeGrid#INT8}) are stored as unsigned
  * nibbles level + 8, two columns per byte; the 8 is taken off once per 32 columns as
@@ -55,20 +56,19 @@ import qlab.quant.Int8Activations;
  * them from a copy with every code repeated once per lane, which saved the broadcast but cost
  * {@code ROWS × 2} bytes per column: with 32-row strips 57 KiB for 896 columns, more than the
  * 32 KiB L1, so every strip re-read it from L2 while its codes came from DRAM. On AVX-512 (Zen 4,
- * 32-row strips), one 4864×896 product, one thread ({@code MatVecBenchmark}, G multiply-adds/s,
- * repeated copy → broadcast): q8_0 23.7 → 23.1 hot, 8.0 → 16.6 cold; q4_0 29.8 → 37.2 hot, 12.7
- * → 18.1 cold. Whole model, 2 threads, {@code bench --reps 3}, alternating processes: q8_0 decode
- * 26.8/26.9/28.5 → 44.5/44.5/42.4 tok/s, q4_0 42.3/43.8/43.5 → 71.0/67.4/74.8. (On the AVX2
- * machine of earlier sessions, 16-row strips, the copy's 28 KiB fitted L1 and the two ran as fast
- * in a one-matrix loop.)
+ * 32-row strips), whole model, 2 threads, {@code bench --reps 3}, alternating builds: q8_0 decode
+ * 27.6/25.3 → 44.9/44.5 tok/s, q4_0 45.1/43.0 → 70.6/68.2. A first form broadcasting from a
+ * short copy of the codes measured the same in alternating processes (q8_0 26.8/26.9/28.5 →
+ * 44.5/44.5/42.4, q4_0 42.3/43.8/43.5 → 71.0/67.4/74.8) and, one 4864×896 product, one thread
+ * ({@code MatVecBenchmark}, G multiply-adds/s): q8_0 23.7 → 23.1 hot, 8.0 → 16.6 cold; q4_0 29.8
+ * → 37.2 hot, 12.7 → 18.1 cold. (On the AVX2 machine of earlier sessions, 16-row strips, the
+ * copy's 28 KiB fitted L1 and the two ran as fast in a one-matrix loop.)
  *
  * <p>Strip height follows the vector width. On an AVX-512 machine (AMD Zen 4, 2 vCPUs), whole
  * model, 2 threads, {@code bench --reps 3}, processes alternating 16-row strips in 256-bit
  * vectors ({@code -Dqlab.vector.lanes=8}) and 32-row strips in 512-bit ones: q8_0 decode
  * 23.4/22.7/22.2 → 27.0/27.6/28.8 tok/s, q4_0 42.4/41.4/39.7 → 45.8/45.4/45.3 (half the
- * instructions per multiply-add, and 32-byte code loads: in a one-matrix q8_0 loop the
- * 16-byte-load kernel read 19 GB/s hot but 8.2 cold, one thread, where the f32-activation kernel
- * read 13 cold).
+ * instructions per multiply-add; both measured with the repeated activation copy, see above).
  *
  * <p>Where the nibble kernel's time goes (a loop over 304 strips × 896 columns, one thread, G
  * multiply-adds/s; "cold" cycles 24 such matrices on 2 MiB pages): 22–23 hot, 15–18 cold.
