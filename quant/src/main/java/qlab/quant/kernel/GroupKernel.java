@@ -68,7 +68,7 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
      * The row's groups dequantized, level × its block's scale (the product {@link
      * BlockCodeWeights#dequantizeRow} computes, so the same bits), into dst[offset .. offset + 32 × groups).
      */
-    final void dequantize(int row, float[] dst, int offset) {
+    void dequantize(int row, float[] dst, int offset) {
         levels(row, dst, offset);
         int s = row * blocksPerRow;
         for (int g = 0; g < groups; g++) {
@@ -194,6 +194,21 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
                 bytesToFloats(data, codes + j).intoArray(dst, offset + j);
             }
         }
+
+        /** {@link GroupKernel#dequantize} in one pass: each level vector scaled as it is decoded (the same products). */
+        @Override
+        void dequantize(int row, float[] dst, int offset) {
+            long codes = row * rowBytes + codesOffset;
+            int s = row * blocksPerRow;
+            for (int g = 0; g < groups; g++) {
+                FloatVector d = scale(s, g);
+                long p = codes + ((long) g << 5);
+                int o = offset + (g << 5);
+                for (int h = 0; h < 32; h += Lanes.COUNT) {
+                    bytesToFloats(data, p + h).mul(d).intoArray(dst, o + h);
+                }
+            }
+        }
     }
 
     /**
@@ -250,6 +265,25 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
                     IntVector v = bytesToInts(data, p + h);
                     floats(v.and(low).sub(off)).intoArray(dst, o + h);
                     floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)).intoArray(dst, o + 16 + h);
+                }
+            }
+        }
+
+        /** {@link GroupKernel#dequantize} in one pass: each level vector scaled as it is decoded (the same products). */
+        @Override
+        void dequantize(int row, float[] dst, int at) {
+            long codes = row * rowBytes + codesOffset;
+            int s = row * blocksPerRow;
+            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
+            IntVector off = IntVector.broadcast(Lanes.INTS, offset);
+            for (int g = 0; g < groups; g++) {
+                FloatVector d = scale(s, g);
+                long p = codes + ((long) g << 4);
+                int o = at + (g << 5);
+                for (int h = 0; h < 16; h += Lanes.COUNT) {
+                    IntVector v = bytesToInts(data, p + h);
+                    floats(v.and(low).sub(off)).mul(d).intoArray(dst, o + h);
+                    floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)).mul(d).intoArray(dst, o + 16 + h);
                 }
             }
         }
