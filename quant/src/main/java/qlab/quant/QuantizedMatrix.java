@@ -32,7 +32,7 @@ public final class QuantizedMatrix implements Matrix {
      * whose results are bitwise those of single-token decode, below {@link #TILED_FROM_TOKENS}
      * tokens (batched decode of a few sequences) and the dequantized-tile kernel from there on
      * (prefill, batched decode of more sequences);
-     * {@code tiled} runs the tile for every batch, {@code exact} never.
+     * {@code tiled} runs the tile for every batch, {@code exact} never, a number N from N tokens on.
      */
     public static final String BATCHED_PROPERTY = "qlab.quant.batched";
     /**
@@ -41,13 +41,13 @@ public final class QuantizedMatrix implements Matrix {
      * --reps 3}, alternating runs (tok/s, block kernels vs tile): batch 2 20.4/28.1 vs 11.7/12.5,
      * batch 4 27.9/36.7 vs 22.5/23.9, batch 8 33.4/35.7 vs 48.0/48.6, batch 16 36.4/36.8 vs
      * 83.1/69.9. From 8 tokens on, a whole vector of them (AVX2), the tile is faster. With AVX-512
-     * (16 lanes, session 10, q4_0, alternating {@code -Dqlab.quant.tiledFrom}, tok/s, block kernels
+     * (16 lanes, session 10, q4_0, alternating thresholds of 16 and below the batch, tok/s, block kernels
      * vs tile): batch 4 29.7/33.0 vs 25.7/23.1, batch 6 36.8/34.0 vs 33.6/37.3, batch 8 43.8/51.0
      * vs 50.0/51.8, batch 12 49.5/44.2 vs 82.6/79.0: the tile wins from 8 tokens there too, half a
-     * vector, so the threshold is 8 tokens whatever the width ({@code -Dqlab.quant.tiledFrom=N}
-     * moves it, to measure another CPU).
+     * vector, so the threshold is 8 tokens whatever the width ({@link #BATCHED_PROPERTY} = N moves
+     * it, to measure another CPU).
      */
-    public static final int TILED_FROM_TOKENS = Integer.getInteger("qlab.quant.tiledFrom", 8);
+    public static final int TILED_FROM_TOKENS = 8;
     private static final int TILED_FROM = tiledFrom();
 
     private final QuantFormat format;
@@ -98,13 +98,22 @@ public final class QuantizedMatrix implements Matrix {
     }
 
     private static int tiledFrom() {
-        String v = System.getProperty(BATCHED_PROPERTY, "auto");
+        return tiledFrom(System.getProperty(BATCHED_PROPERTY, "auto"));
+    }
+
+    /** The tile threshold a {@link #BATCHED_PROPERTY} value names. */
+    static int tiledFrom(String v) {
         return switch (v) {
             case "auto" -> TILED_FROM_TOKENS;
             case "tiled" -> 2;
             case "exact" -> Integer.MAX_VALUE;
-            default -> throw new QlabException("system property " + BATCHED_PROPERTY + " is \"" + v
-                    + "\"; valid values: auto, tiled, exact");
+            default -> {
+                if (v.matches("[1-9][0-9]{0,8}")) {
+                    yield Integer.parseInt(v);
+                }
+                throw new QlabException("system property " + BATCHED_PROPERTY + " is \"" + v
+                        + "\"; valid values: auto, tiled, exact, or the number of tokens from which to tile");
+            }
         };
     }
 

@@ -324,4 +324,16 @@ class QuantizedMatrixTest {
             assertEquals("quantize: importance of column 4 is -1.0; importance weights must be finite and non-negative", imp.getMessage());
         }
     }
+
+    @Test
+    void theBatchedPropertyNamesTheTileThreshold() {
+        assertEquals(QuantizedMatrix.TILED_FROM_TOKENS, QuantizedMatrix.tiledFrom("auto"));
+        assertEquals(2, QuantizedMatrix.tiledFrom("tiled"));
+        assertEquals(Integer.MAX_VALUE, QuantizedMatrix.tiledFrom("exact"));
+        assertEquals(12, QuantizedMatrix.tiledFrom("12"));
+        for (String bad : new String[] {"0", "-3", "eight", "", "12345678901"}) {
+            QlabException e = assertThrows(QlabException.class, () -> QuantizedMatrix.tiledFrom(bad), bad);
+            assertTrue(e.getMessage().contains("qlab.quant.batched"), e.getMessage());
+        }
+    }
 }
