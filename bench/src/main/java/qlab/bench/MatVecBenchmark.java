@@ -38,7 +38,7 @@ import qlab.quant.QuantizedMatrix;
  * </ul>
  *
  * Score: products per second; the {@code bytes} counter is the bytes the kernels read per second
- * (codes plus f32 scales), i.e. the effective bandwidth. Compare with {@link ReadBandwidthBenchmark}.
+ * (codes plus scales, as the kernels store them), i.e. the effective bandwidth. Compare with {@link ReadBandwidthBenchmark}.
  * With {@code -p tokens=64} each product multiplies 64 activation rows (a prefill), and the
  * {@code macs} counter gives the multiply-adds per second the batched kernels reach.
  * Run e.g. {@code java -cp 'bench/target/qlab-bench.jar:bench/target/lib/*' org.openjdk.jmh.Main MatVecBenchmark}.

@@ -15,6 +15,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import qlab.engine.QlabException;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.kernel.Int8Strips;
 
 class QuantizedMatrixTest {
     private static final int ROWS = 67;
@@ -207,24 +208,26 @@ class QuantizedMatrixTest {
 
     /**
      * The bytes a product reads, which bench divides by the read bandwidth: with int8 activations
-     * the strips (every level of 1, 2 or 4 bits in a nibble, f32 scales) plus the scalar rows
-     * outside whole strips, so a 2-bit format streams as much as a 4-bit one there.
+     * the strips (every level of 1, 2 or 4 bits in a nibble; fp16 scales in 2 bytes, others in 4)
+     * plus the scalar rows outside whole strips, so a 2-bit format streams as much as a 4-bit one there.
      */
     @Test
     void int8ProductsCountTheBytesOfTheStripsTheyStream() {
-        int rows = 40; // two strips of 16 and 8 scalar rows
-        int cols = 96;
+        int rows = Int8Strips.ROWS + 8; // one strip and 8 scalar rows
+        int cols = 256;
         try (WorkerPool pool = new WorkerPool(1)) {
-            for (String name : new String[] {"q8_0", "q4_0", "q2_0", "b1_0"}) {
-                QuantFormat f = Formats.byName(name, 32);
+            for (String name : new String[] {"q8_0", "q4_0", "q2_0", "b1_0", "q4_8"}) {
+                QuantFormat f = Formats.byName(name, name.equals("q4_8") ? 128 : 32);
+                int block = name.equals("q4_8") ? 128 : 32;
+                int scaleBytes = name.equals("q4_8") ? 4 : 2; // q4_8's scales are f32 row base × u8
                 QuantizedMatrix m = QuantizedMatrix.quantize(f, RowCases.gaussian(rows * cols, 3), rows, cols, null, pool);
                 QuantizedMatrix f32Acts = new QuantizedMatrix(f, m.data(), rows, cols, false);
                 QuantizedMatrix int8Acts = new QuantizedMatrix(f, m.data(), rows, cols, true);
                 long perRowF32 = f32Acts.byteSize() / rows;
                 assertEquals(m.weights().kernelBytes(), f32Acts.byteSize(), name);
                 if (PackedWeights.VECTOR_ENABLED) {
-                    long stripRow = (name.equals("q8_0") ? cols : cols / 2) + 4L * (cols / 32);
-                    assertEquals(32 * stripRow + 8 * perRowF32, int8Acts.byteSize(), name);
+                    long stripRow = (name.equals("q8_0") ? cols : cols / 2) + (long) scaleBytes * (cols / block);
+                    assertEquals(Int8Strips.ROWS * stripRow + 8 * perRowF32, int8Acts.byteSize(), name);
                 } else {
                     assertEquals(f32Acts.byteSize(), int8Acts.byteSize(), name + ": no strips without the vector kernels");
                 }

@@ -1,7 +1,5 @@
 package qlab.quant.kernel;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -10,7 +8,6 @@ import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
-import qlab.engine.util.HugePages;
 import qlab.quant.Int8Activations;
 
 /**
@@ -64,6 +61,31 @@ import qlab.quant.Int8Activations;
  * → 37.2 hot, 12.7 → 18.1 cold. (On the AVX2 machine of earlier sessions, 16-row strips, the
  * copy's 28 KiB fitted L1 and the two ran as fast in a one-matrix loop.)
  *
+ * <p>Where the strips live, and how the activation codes reach the lanes (AVX-512 machine, AMD
+ * Zen 4, 2 vCPUs; measured against the previous form of this class in alternating processes):
+ * <ul>
+ *   <li>In Java arrays, not an off-heap segment. Every segment load checks that the segment's
+ *       session is still open: three loads and three branches that C2 left inside the 16-column
+ *       loop, which it then did not unroll; and its speculation on those checks failed in some
+ *       processes (uncommon traps, recompilations), so the compiled loop differed from run to
+ *       run: five runs of one build decoded at 61.6 to 78.3 tok/s, the slowest one of the three
+ *       that recompiled. Array loads are range-checked once per loop. The launcher asks for
+ *       transparent huge pages for the heap ({@code -XX:+UseTransparentHugePages}), which keeps
+ *       the 2 MiB pages the off-heap strips had.</li>
+ *   <li>Codes broadcast from {@link Activations#pairs}, each code twice in a 32-bit word: a
+ *       32-bit broadcast from memory is a plain load, where a 16-bit one from a byte needed a
+ *       sign extension, a move to a vector register and a shuffle.</li>
+ *   <li>Scales stored after each block's codes, in 2 bytes when they are all fp16 values (q8_0,
+ *       q4_0, and every format with an fp16 scale per block), so a strip reads as many bytes as
+ *       the format does (18 per row and 32-value block for q4_0, not 20).</li>
+ * </ul>
+ * With all three: one 4864×896 q4_0 product ({@code MatVecBenchmark}, two alternating pairs),
+ * 1 thread hot 5542/7058 → 8047/8332 products/s, 2 threads streamed from DRAM 8222/6747 →
+ * 10055/11235; the whole model, q4_0 int8 decode, 2 threads, four alternating pairs: 48.2/54.7/
+ * 58.0/60.1 → 74.4/72.9/73.4/82.5 tok/s. The fp16 scales alone, before the other two, changed
+ * nothing measurable (decode 61.5/65.0/68.3/77.4 → 64.3/60.0/70.2/77.3): the loop, not the
+ * bytes, was the limit then.
+ *
  * <p>Strip height follows the vector width. On an AVX-512 machine (AMD Zen 4, 2 vCPUs), whole
  * model, 2 threads, {@code bench --reps 3}, processes alternating 16-row strips in 256-bit
  * vectors ({@code -Dqlab.vector.lanes=8}) and 32-row strips in 512-bit ones: q8_0 decode
@@ -98,6 +120,12 @@ public final class Int8Strips {
     private static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(ROWS * 8));
     private static final VectorSpecies<Integer> INTS = Lanes.INTS;
     private static final VectorSpecies<Float> FLOATS = Lanes.FLOATS;
+    /** The bytes of half a strip's fp16 scales, and of its f32 ones. */
+    private static final VectorSpecies<Byte> HALF_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 16));
+    private static final VectorSpecies<Byte> FLOAT_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 32));
+    private static final boolean NATIVE_LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    /** Strips are kept in arrays of at most this many bytes. */
+    static final long MAX_ARRAY_BYTES = 1L << 30;
 
     /** Writes the levels of a whole row, as floats (exact small integers), into dst[0 .. cols). */
     @FunctionalInterface
@@ -112,12 +140,25 @@ public final class Int8Strips {
     private final boolean nibbles;
     /** Columns [0, vectorCols) are whole blocks, done by the vector loop. */
     private final int vectorCols;
+    /** Whether every whole block's scale is a finite fp16 value, stored in 2 bytes instead of 4. */
+    private final boolean halfScales;
+    /** Bytes of one block's codes in a strip. */
+    private final int blockCodeBytes;
+    /** Bytes of one block in a strip: its codes, then its {@link #ROWS} scales. */
+    private final int blockStride;
+    /** Offset of the odd rows' scales after the even rows' in a block ({@link #slot} order). */
+    private final int oddScales;
     private final long stripBytes;
-    private final MemorySegment codes;
-    /** Effective weight scales, [strip][block][ROWS]. */
-    private final float[] scales;
+    /**
+     * Per strip, per whole block: the codes, then the scales of its rows (in {@link #slot} order,
+     * native byte order); {@link #stripsPerArray} strips per array.
+     */
+    private final byte[][] codes;
+    private final int stripsPerArray;
     /** Levels of columns [vectorCols, cols), [strip × ROWS + lane][col − vectorCols]. */
     private final byte[] tail;
+    /** Scales of the partial last block, [strip][ROWS] in {@link #slot} order (empty without one). */
+    private final float[] tailScales;
 
     /**
      * Repacks the first {@code strips × ROWS} rows.
@@ -126,6 +167,11 @@ public final class Int8Strips {
      * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
      */
     public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
+        this(strips, cols, block, bits, levels, scales, MAX_ARRAY_BYTES);
+    }
+
+    /** As above, with the strips in arrays of at most {@code maxArrayBytes} (whole strips; tests use small ones). */
+    Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales, long maxArrayBytes) {
         if (block < 32 || Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
         }
@@ -135,41 +181,96 @@ public final class Int8Strips {
         this.blocksPerRow = (cols + block - 1) / block;
         this.nibbles = bits < 8;
         this.vectorCols = cols / block * block;
-        this.stripBytes = (long) ROWS * (nibbles ? vectorCols / 2 : vectorCols);
-        this.codes = HugePages.allocate(strips * stripBytes);
-        this.scales = new float[strips * blocksPerRow * ROWS];
+        this.halfScales = halfScales(strips * ROWS, blocksPerRow, vectorCols / block, scales);
+        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : block);
+        this.blockStride = blockCodeBytes + ROWS * (halfScales ? 2 : 4);
+        this.oddScales = HALF * (halfScales ? 2 : 4);
+        this.stripBytes = (long) blockStride * (vectorCols / block);
+        if (stripBytes > Integer.MAX_VALUE - 64) {
+            throw new IllegalArgumentException("a strip of " + cols + " columns (" + stripBytes + " bytes) does not fit an array");
+        }
+        this.stripsPerArray = (int) Math.max(1, Math.min(strips, maxArrayBytes / Math.max(1, stripBytes)));
+        this.codes = new byte[(strips + stripsPerArray - 1) / stripsPerArray][];
+        for (int i = 0; i < codes.length; i++) {
+            codes[i] = new byte[(int) (Math.min(stripsPerArray, strips - (long) i * stripsPerArray) * stripBytes)];
+        }
         this.tail = new byte[strips * ROWS * (cols - vectorCols)];
+        this.tailScales = new float[vectorCols < cols ? strips * ROWS : 0];
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
         java.util.stream.IntStream.range(0, strips).parallel().forEach(s -> pack(s, levels, scales));
     }
 
+    /**
+     * Whether the scales of the whole blocks are all finite fp16 values (q8_0, q4_0 and the other
+     * fp16-scaled formats), which the strips then keep in 2 bytes: a strip of q4_0 reads 18 bytes
+     * per row and block, as the format does, instead of 20 with f32 scales.
+     */
+    private static boolean halfScales(int rows, int blocksPerRow, int wholeBlocks, float[] scales) {
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < wholeBlocks; b++) {
+                float v = scales[r * blocksPerRow + b];
+                short h = Float.floatToFloat16(v);
+                if (!Float.isFinite(v) || Float.floatToRawIntBits(Float.float16ToFloat(h)) != Float.floatToRawIntBits(v)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     private void pack(int s, Levels levels, float[] rowScales) {
         int tailCols = cols - vectorCols;
-        byte[] column = new byte[(int) stripBytes];
+        byte[] strip = new byte[(int) stripBytes];
         float[] rowLevels = new float[cols];
         for (int lane = 0; lane < ROWS; lane++) {
             int row = s * ROWS + lane;
             levels.row(row, rowLevels);
             for (int j = 0; j < vectorCols; j++) {
                 int level = (int) rowLevels[j];
+                int inBlock = j & (block - 1);
+                int blockAt = j / block * blockStride;
                 if (nibbles) {
                     if (level < -8 || level > 7) {
                         throw new IllegalArgumentException("level " + level + " does not fit a nibble");
                     }
-                    int at = (j >>> 1) * ROWS + lane;
-                    column[at] = (byte) ((j & 1) == 0 ? level + 8 : (column[at] & 0x0F) | (level + 8) << 4);
+                    int at = blockAt + (inBlock >>> 1) * ROWS + lane;
+                    strip[at] = (byte) ((j & 1) == 0 ? level + 8 : (strip[at] & 0x0F) | (level + 8) << 4);
                 } else {
-                    column[(j >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
+                    strip[blockAt + (inBlock >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
+                }
+            }
+            for (int b = 0; b < vectorCols / block; b++) {
+                float scale = rowScales[row * blocksPerRow + b];
+                int at = b * blockStride + blockCodeBytes + slot(lane) * (halfScales ? 2 : 4);
+                int bits = halfScales ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
+                for (int k = 0; k < (halfScales ? 2 : 4); k++) { // the kernels reinterpret these bytes in native order
+                    strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (halfScales ? 1 : 3) - k));
                 }
             }
             for (int j = vectorCols; j < cols; j++) {
                 tail[row * tailCols + j - vectorCols] = (byte) (int) rowLevels[j];
             }
-            for (int b = 0; b < blocksPerRow; b++) {
-                scales[(s * blocksPerRow + b) * ROWS + slot(lane)] = rowScales[row * blocksPerRow + b];
+            if (vectorCols < cols) {
+                tailScales[s * ROWS + slot(lane)] = rowScales[row * blocksPerRow + blocksPerRow - 1];
             }
         }
-        MemorySegment.copy(column, 0, codes, ValueLayout.JAVA_BYTE, s * stripBytes, column.length);
+        System.arraycopy(strip, 0, codes[s / stripsPerArray], (int) ((s % stripsPerArray) * stripBytes), strip.length);
+    }
+
+    /**
+     * The weight scales of half a strip's rows (the even or the odd ones, {@link #slot} order) for
+     * one block, from byte offset {@code at}: fp16 widened exactly (sign, then exponent and
+     * mantissa shifted into place as a float 2^−112 too small, times 2^112: subnormal halves come
+     * out as the right normal floats), or f32 as stored.
+     */
+    private FloatVector scales(byte[] c, int at) {
+        if (halfScales) {
+            IntVector h = (IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0);
+            return h.and(0x8000_0000).or(h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13))
+                    .reinterpretAsFloats().mul(0x1p112f);
+        }
+        return ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats();
     }
 
     /**
@@ -189,7 +290,7 @@ public final class Int8Strips {
 
     /** Bytes the repacked codes and scales occupy. */
     public long byteSize() {
-        return codes.byteSize() + 4L * scales.length + tail.length;
+        return strips * stripBytes + tail.length + 4L * tailScales.length;
     }
 
     /**
@@ -199,12 +300,18 @@ public final class Int8Strips {
     public static final class Activations {
         final Int8Activations a;
         final short[] corr;  // [tokens][cols / 32]
+        /** Each code as a 16-bit value twice over, so one 32-bit broadcast load fills the short lanes with it. */
+        final int[] pairs;   // [tokens][cols]
 
         public Activations(Int8Activations a) {
             this.a = a;
             int cols = a.cols();
             int chunks = cols / 32;
             byte[] q = a.codes();
+            this.pairs = new int[q.length];
+            for (int i = 0; i < q.length; i++) {
+                pairs[i] = (q[i] & 0xFFFF) | q[i] << 16;
+            }
             this.corr = new short[a.tokens() * chunks];
             for (int t = 0; t < a.tokens(); t++) {
                 for (int c = 0; c < chunks; c++) {
@@ -285,12 +392,12 @@ public final class Int8Strips {
             stripNibbles32(s, x, t, out);
             return;
         }
-        long base = s * stripBytes;
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
         int chunks = cols / 32;
-        byte[] q = x.a.codes();
+        int[] q = x.pairs;
         int row = t * cols;
         int corr = t * chunks;
-        int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
@@ -300,30 +407,29 @@ public final class Int8Strips {
         for (int b = 0; b < vectorCols / block; b++) {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
-            for (int c = b * chunksPerBlock; c < (b + 1) * chunksPerBlock; c++) {
-                long p = base + (long) c * 16 * ROWS;
-                int w = row + c * 32;
+            int blockAt = base + b * blockStride;
+            for (int k0 = b * chunksPerBlock; k0 < (b + 1) * chunksPerBlock; k0++) {
+                int p = blockAt + (k0 - b * chunksPerBlock) * 16 * ROWS;
+                int w = row + k0 * 32;
                 ShortVector evenCols = ShortVector.zero(SHORTS);
                 ShortVector oddCols = evenCols;
                 for (int k = 0; k < 16; k++) {
-                    ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                    ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
                             .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                    evenCols = evenCols.add(v.and(low).mul(ShortVector.broadcast(SHORTS, q[w])));
-                    oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.broadcast(SHORTS, q[w + 1])));
+                    evenCols = evenCols.add(v.and(low).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()));
+                    oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
                     p += ROWS;
                     w += 2;
                 }
-                ShortVector sum = evenCols.add(oddCols).sub(x.corr[corr + c]);
+                ShortVector sum = evenCols.add(oddCols).sub(x.corr[corr + k0]);
                 IntVector pairs = sum.reinterpretAsInts();
                 i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
                 i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
-            int at = sc + b * ROWS;
-            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at + HALF).mul(d)));
+            int at = blockAt + blockCodeBytes;
+            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
@@ -331,40 +437,39 @@ public final class Int8Strips {
 
     /** {@link #stripNibbles} for 32-value blocks: one chunk per block, its sum converted straight to floats. */
     private void stripNibbles32(int s, Activations x, int t, float[] out) {
-        long base = s * stripBytes;
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
         int blocks = vectorCols >>> 5;
-        byte[] q = x.a.codes();
+        int[] q = x.pairs;
         int row = t * cols;
         int corr = t * (cols >>> 5);
-        int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
         ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
         for (int b = 0; b < blocks; b++) {
-            long p = base + (long) b * 16 * ROWS;
+            int blockAt = base + b * blockStride;
+            int p = blockAt;
             int w = row + b * 32;
             ShortVector evenCols = ShortVector.zero(SHORTS);
             ShortVector oddCols = evenCols;
             for (int k = 0; k < 16; k++) {
-                ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                evenCols = evenCols.add(v.and(low).mul(ShortVector.broadcast(SHORTS, q[w])));
-                oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(ShortVector.broadcast(SHORTS, q[w + 1])));
+                evenCols = evenCols.add(v.and(low).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()));
+                oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
                 p += ROWS;
                 w += 2;
             }
             ShortVector sum = evenCols.add(oddCols).sub(x.corr[corr + b]);
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
-            int at = sc + b * ROWS;
+            int at = blockAt + blockCodeBytes;
             IntVector pairs = sum.reinterpretAsInts();
             IntVector even = pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16);
             IntVector odd = pairs.lanewise(VectorOperators.ASHR, 16);
-            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at + HALF).mul(d)));
+            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
@@ -380,10 +485,10 @@ public final class Int8Strips {
      * biased variant. Not kept.
      */
     private void stripBytes(int s, Activations x, int t, float[] out) {
-        long base = s * stripBytes;
-        byte[] q = x.a.codes();
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
+        int[] q = x.pairs;
         int row = t * cols;
-        int sc = s * blocksPerRow * ROWS;
         int as = t * blocksPerRow;
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
@@ -391,15 +496,16 @@ public final class Int8Strips {
         for (int b = 0; b < vectorCols / block; b++) {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
-            long p = base + (long) b * block * ROWS;
+            int blockAt = base + b * blockStride;
+            int p = blockAt;
             int w = row + b * block;
             for (int k = 0; k < block; k += 2) {
-                ShortVector v = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p, ByteOrder.LITTLE_ENDIAN)
+                ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
-                ShortVector u = (ShortVector) ByteVector.fromMemorySegment(BYTES, codes, p + ROWS, ByteOrder.LITTLE_ENDIAN)
+                ShortVector u = (ShortVector) ByteVector.fromArray(BYTES, c, p + ROWS)
                         .convertShape(VectorOperators.B2S, SHORTS, 0);
-                ShortVector pair = v.mul(ShortVector.broadcast(SHORTS, q[w]))
-                        .add(u.mul(ShortVector.broadcast(SHORTS, q[w + 1])));
+                ShortVector pair = v.mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts())
+                        .add(u.mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
                 IntVector pairs = pair.reinterpretAsInts();
                 i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
                 i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
@@ -407,11 +513,9 @@ public final class Int8Strips {
                 w += 2;
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
-            int at = sc + b * ROWS;
-            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0))
-                    .mul(FloatVector.fromArray(FLOATS, scales, at + HALF).mul(d)));
+            int at = blockAt + blockCodeBytes;
+            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
@@ -429,7 +533,7 @@ public final class Int8Strips {
             for (int j = 0; j < tailCols; j++) {
                 isum += tail[row * tailCols + j] * q[t * cols + vectorCols + j];
             }
-            out[slot(lane)] += isum * (scales[(s * blocksPerRow + b) * ROWS + slot(lane)] * da);
+            out[slot(lane)] += isum * (tailScales[s * ROWS + slot(lane)] * da);
         }
     }
 }

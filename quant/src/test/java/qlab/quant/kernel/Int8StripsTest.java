@@ -1,0 +1,90 @@
+package qlab.quant.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import qlab.quant.Int8Activations;
+
+class Int8StripsTest {
+
+    /**
+     * Scales that are fp16 values (every sign, zero, subnormal halves, the largest half) are kept
+     * in 2 bytes and widened in the kernel; one scale that is not makes the strips keep f32. Either
+     * way every row is bitwise the scalar fold sum += isum × (weight scale × activation scale) over
+     * the blocks in order, with a partial last block where the width asks for one, whether the
+     * strips share one array or take one each.
+     */
+    @ParameterizedTest(name = "{0} cols, block {1}, {2}-bit levels, f32 scale: {3}")
+    @CsvSource({
+        "96, 32, 4, false", "96, 32, 4, true", "100, 32, 4, false", "256, 64, 4, false", "256, 128, 4, true",
+        "96, 32, 8, false", "100, 32, 8, true", "256, 128, 8, false", "96, 32, 2, false"})
+    void everyRowIsItsScalarFoldWithHalfOrFloatScales(int cols, int block, int bits, boolean oneF32Scale) {
+        int strips = 3;
+        int rows = strips * Int8Strips.ROWS;
+        int blocksPerRow = (cols + block - 1) / block;
+        SplittableRandom r = new SplittableRandom(cols * 31L + block * 7L + bits + (oneF32Scale ? 1 : 0));
+        int[] levels = new int[rows * cols];
+        int max = bits == 8 ? 127 : (1 << bits - 1) - 1;
+        for (int i = 0; i < levels.length; i++) {
+            levels[i] = r.nextInt(bits == 8 ? -max : -max - 1, max + 1);
+        }
+        float[] special = {0f, -0f, Float.float16ToFloat((short) 1), -Float.float16ToFloat((short) 0x3FF), 65504f, -65504f, 6.1035156e-5f};
+        float[] scales = new float[rows * blocksPerRow];
+        for (int i = 0; i < scales.length; i++) {
+            scales[i] = i < special.length ? special[i]
+                    : Float.float16ToFloat(Float.floatToFloat16((float) r.nextDouble(-0.02, 0.02)));
+        }
+        if (oneF32Scale) {
+            scales[scales.length / 2] = 0.1f; // not a half: every scale stays f32
+        }
+        float[] x = new float[3 * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) r.nextGaussian() * (i % 17 == 0 ? 40 : 1);
+        }
+        Int8Activations a = Int8Activations.quantize(x, 0, cols, 3, block);
+        Int8Strips.Levels rowLevels = (row, dst) -> {
+            for (int j = 0; j < cols; j++) {
+                dst[j] = levels[row * cols + j];
+            }
+        };
+        for (long maxArrayBytes : new long[] {Int8Strips.MAX_ARRAY_BYTES, 1}) {
+            Int8Strips st = new Int8Strips(strips, cols, block, bits, rowLevels, scales, maxArrayBytes);
+            check(st, a, levels, scales, cols, block, bits, oneF32Scale, maxArrayBytes);
+        }
+    }
+
+    private static void check(Int8Strips st, Int8Activations a, int[] levels, float[] scales, int cols, int block,
+            int bits, boolean oneF32Scale, long maxArrayBytes) {
+        int rows = st.strips() * Int8Strips.ROWS;
+        int blocksPerRow = (cols + block - 1) / block;
+
+        int wholeBlocks = cols / block;
+        long codeBytes = (long) rows * wholeBlocks * block / (bits == 8 ? 1 : 2);
+        long scaleBytes = (long) rows * wholeBlocks * (oneF32Scale ? 4 : 2);
+        long tailBytes = cols % block == 0 ? 0 : (long) rows * (cols % block) + 4L * rows;
+        assertEquals(codeBytes + scaleBytes + tailBytes, st.byteSize(), "strip bytes");
+
+        float[] y = new float[3 * (rows + 1)];
+        Arrays.fill(y, Float.NaN);
+        st.rows(0, rows, new Int8Strips.Activations(a), y, 1, rows + 1);
+        byte[] q = a.codes();
+        for (int t = 0; t < 3; t++) {
+            for (int row = 0; row < rows; row++) {
+                float sum = 0;
+                for (int b = 0; b < blocksPerRow; b++) {
+                    int isum = 0;
+                    for (int j = b * block; j < Math.min(cols, (b + 1) * block); j++) {
+                        isum += levels[row * cols + j] * q[t * cols + j];
+                    }
+                    sum += isum * (scales[row * blocksPerRow + b] * a.scales()[t * blocksPerRow + b]);
+                }
+                assertEquals(Float.floatToRawIntBits(sum), Float.floatToRawIntBits(y[1 + row + t * (rows + 1)]),
+                        "row " + row + ", token " + t + ", arrays of " + maxArrayBytes + " bytes at most: " + sum
+                                + " vs " + y[1 + row + t * (rows + 1)]);
+            }
+        }
+    }
+}
