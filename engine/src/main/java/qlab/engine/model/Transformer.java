@@ -313,10 +313,7 @@ public final class Transformer implements LanguageModel {
                 float sum = expShifted(scores, len, max);
                 float inv = 1.0f / sum;
                 int ao = t * c.qDim() + h * hd;
-                java.util.Arrays.fill(att, ao, ao + hd, 0f);
-                for (int j = 0; j < len; j++) {
-                    FloatKernels.axpy(scores[j] * inv, vals, j * kvDim + kvh * hd, att, ao, hd);
-                }
+                FloatKernels.weightedRows(scores, len, inv, vals, kvh * hd, kvDim, att, ao, hd);
             }
         });
     }

@@ -114,6 +114,33 @@ class F32MatrixTest {
         }
     }
 
+    /**
+     * Attention's weighted sum of value rows, sums held in registers: bitwise the scalar fold and
+     * zeroing then axpy row by row (what the attention did before), for widths of whole
+     * four-vector groups, single vectors and a scalar tail, with rows strided inside a wider cache row.
+     */
+    @Test
+    void weightedRowsIsBitwiseZeroThenAxpyPerRow() {
+        for (int n : new int[] {1, 7, 16, 64, 80, 128, 131}) {
+            for (int rows : new int[] {0, 1, 3, 40}) {
+                int stride = n + 9;
+                float[] x = random(rows * stride + 5, n * 31 + rows);
+                float[] w = random(rows + 1, rows + 2);
+                float[] fast = random(n + 4, 3);
+                float[] scalar = fast.clone();
+                float[] viaAxpy = fast.clone();
+                FloatKernels.weightedRows(w, rows, 0.77f, x, 5, stride, fast, 2, n);
+                FloatKernels.weightedRowsScalar(w, rows, 0.77f, x, 5, stride, scalar, 2, n);
+                java.util.Arrays.fill(viaAxpy, 2, 2 + n, 0f);
+                for (int j = 0; j < rows; j++) {
+                    FloatKernels.axpy(w[j] * 0.77f, x, 5 + j * stride, viaAxpy, 2, n);
+                }
+                assertArrayEquals(scalar, fast, n + " wide, " + rows + " rows");
+                assertArrayEquals(viaAxpy, fast, n + " wide, " + rows + " rows (axpy)");
+            }
+        }
+    }
+
     @Test
     void vectorAndScalarExpAgreeBitwiseAndStayWithinFourUlpOfMathExp() {
         SplittableRandom r = new SplittableRandom(5);

@@ -309,17 +309,29 @@ public final class Int8Strips {
             int chunks = cols / 32;
             byte[] q = a.codes();
             this.pairs = new int[q.length];
-            for (int i = 0; i < q.length; i++) {
-                pairs[i] = (q[i] & 0xFFFF) | q[i] << 16;
-            }
             this.corr = new short[a.tokens() * chunks];
+            // Made by the calling thread while the pool's workers wait: vectors of codes widened
+            // to ints, each 32-column chunk's sum from them (integer sums: any order is exact).
             for (int t = 0; t < a.tokens(); t++) {
+                int row = t * cols;
                 for (int c = 0; c < chunks; c++) {
                     int sum = 0;
-                    for (int j = c * 32; j < c * 32 + 32; j++) {
-                        sum += q[t * cols + j];
+                    if (Lanes.SUPPORTED) {
+                        for (int j = row + c * 32; j < row + c * 32 + 32; j += Lanes.COUNT) {
+                            IntVector v = (IntVector) ByteVector.fromArray(Lanes.BYTES, q, j).castShape(INTS, 0);
+                            v.and(0xFFFF).or(v.lanewise(VectorOperators.LSHL, 16)).intoArray(pairs, j);
+                            sum += v.reduceLanes(VectorOperators.ADD);
+                        }
+                    } else {
+                        for (int j = row + c * 32; j < row + c * 32 + 32; j++) {
+                            pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
+                            sum += q[j];
+                        }
                     }
                     corr[t * chunks + c] = (short) (8 * sum);
+                }
+                for (int j = row + chunks * 32; j < row + cols; j++) {
+                    pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
                 }
             }
         }
