@@ -146,18 +146,18 @@ public final class Int8Strips {
     private final int blockCodeBytes;
     /** Bytes of one block in a strip: its codes, then its {@link #ROWS} scales. */
     private final int blockStride;
-    /** Offset of the odd rows' scales after the even rows' in a block ({@link #slot} order). */
+    /** Offset of the second half's scales (rows HALF .. ROWS) after the first half's in a block. */
     private final int oddScales;
     private final long stripBytes;
     /**
-     * Per strip, per whole block: the codes, then the scales of its rows (in {@link #slot} order,
+     * Per strip, per whole block: the codes (row r in lane {@link #lane}(r)), then the scales of its rows (in row order,
      * native byte order); {@link #stripsPerArray} strips per array.
      */
     private final byte[][] codes;
     private final int stripsPerArray;
     /** Levels of columns [vectorCols, cols), [strip × ROWS + lane][col − vectorCols]. */
     private final byte[] tail;
-    /** Scales of the partial last block, [strip][ROWS] in {@link #slot} order (empty without one). */
+    /** Scales of the partial last block, [strip][ROWS] (empty without one). */
     private final float[] tailScales;
 
     /**
@@ -222,8 +222,9 @@ public final class Int8Strips {
         int tailCols = cols - vectorCols;
         byte[] strip = new byte[(int) stripBytes];
         float[] rowLevels = new float[cols];
-        for (int lane = 0; lane < ROWS; lane++) {
-            int row = s * ROWS + lane;
+        for (int r = 0; r < ROWS; r++) {
+            int row = s * ROWS + r;
+            int lane = lane(r);
             levels.row(row, rowLevels);
             for (int j = 0; j < vectorCols; j++) {
                 int level = (int) rowLevels[j];
@@ -241,7 +242,7 @@ public final class Int8Strips {
             }
             for (int b = 0; b < vectorCols / block; b++) {
                 float scale = rowScales[row * blocksPerRow + b];
-                int at = b * blockStride + blockCodeBytes + slot(lane) * (halfScales ? 2 : 4);
+                int at = b * blockStride + blockCodeBytes + r * (halfScales ? 2 : 4);
                 int bits = halfScales ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
                 for (int k = 0; k < (halfScales ? 2 : 4); k++) { // the kernels reinterpret these bytes in native order
                     strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (halfScales ? 1 : 3) - k));
@@ -251,14 +252,14 @@ public final class Int8Strips {
                 tail[row * tailCols + j - vectorCols] = (byte) (int) rowLevels[j];
             }
             if (vectorCols < cols) {
-                tailScales[s * ROWS + slot(lane)] = rowScales[row * blocksPerRow + blocksPerRow - 1];
+                tailScales[s * ROWS + r] = rowScales[row * blocksPerRow + blocksPerRow - 1];
             }
         }
         System.arraycopy(strip, 0, codes[s / stripsPerArray], (int) ((s % stripsPerArray) * stripBytes), strip.length);
     }
 
     /**
-     * The weight scales of half a strip's rows (the even or the odd ones, {@link #slot} order) for
+     * The weight scales of half a strip's rows (rows 0 .. HALF or HALF .. ROWS) for
      * one block, from byte offset {@code at}: fp16 widened exactly (sign, then exponent and
      * mantissa shifted into place as a float 2^−112 too small, times 2^112: subnormal halves come
      * out as the right normal floats), or f32 as stored.
@@ -274,14 +275,15 @@ public final class Int8Strips {
     }
 
     /**
-     * Where a strip's lane sits in the kernels' float vectors: even lanes (rows) in the first
-     * vector, odd in the second. A short vector of {@link #ROWS} lanes viewed as {@link #HALF} int
-     * lanes holds rows 2i and 2i + 1 in lane i, which two shifts sign-extend into separate int
-     * vectors; converting the upper half of the shorts instead compiles to a six-instruction
-     * permute on AVX2.
+     * The 16-bit lane that holds row r of a strip: rows 0 .. HALF in the even lanes, rows HALF ..
+     * ROWS in the odd ones. A short vector of {@link #ROWS} lanes viewed as {@link #HALF} int lanes
+     * holds lanes 2i and 2i + 1 in int lane i, which two shifts sign-extend into separate int
+     * vectors (converting the upper half of the shorts instead compiles to a six-instruction
+     * permute on AVX2): so the first float vector holds rows 0 .. HALF in order and the second the
+     * rest, and a strip's results are stored as they come, with no permutation.
      */
-    private static int slot(int lane) {
-        return (lane & 1) * HALF + (lane >>> 1);
+    static int lane(int r) {
+        return r < HALF ? 2 * r : 2 * (r - HALF) + 1;
     }
 
     public int strips() {
@@ -381,8 +383,8 @@ public final class Int8Strips {
                     int at = yOffset + s * ROWS + t * yStride;
                     int from = Math.max(0, rowStart - s * ROWS);
                     int to = Math.min(ROWS, rowEnd - s * ROWS);
-                    for (int lane = from; lane < to; lane++) {
-                        y[at + lane] = out[slot(lane)];
+                    if (from < to) {
+                        System.arraycopy(out, from, y, at + from, to - from);
                     }
                 }
             }
@@ -489,7 +491,7 @@ public final class Int8Strips {
 
     /**
      * 8-bit levels: each column pair's two products summed in 16 bits, then sign-extended into the
-     * even and odd rows' 32-bit sums. Biasing the pair sums by 2^15 into unsigned halves saves one
+     * even and odd lanes' 32-bit sums. Biasing the pair sums by 2^15 into unsigned halves saves one
      * of those five operations per pair (sum the int view and its upper halves; the lower sums are
      * the difference) and gives the same bits, but measured no faster: MatVecBenchmark q8_0
      * 4864×896 hot, one thread, 9.2/12.0/11.5 vs 10.7/11.7/10.7 G multiply-adds/s; whole-model
@@ -545,7 +547,7 @@ public final class Int8Strips {
             for (int j = 0; j < tailCols; j++) {
                 isum += tail[row * tailCols + j] * q[t * cols + vectorCols + j];
             }
-            out[slot(lane)] += isum * (tailScales[s * ROWS + slot(lane)] * da);
+            out[lane] += isum * (tailScales[s * ROWS + lane] * da);
         }
     }
 }
