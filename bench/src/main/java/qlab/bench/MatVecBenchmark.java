@@ -41,7 +41,10 @@ import qlab.quant.QuantizedMatrix;
  * (codes plus scales, as the kernels store them), i.e. the effective bandwidth. Compare with {@link ReadBandwidthBenchmark}.
  * With {@code -p tokens=64} each product multiplies 64 activation rows (a prefill), and the
  * {@code macs} counter gives the multiply-adds per second the batched kernels reach.
- * Run e.g. {@code java -cp 'bench/target/qlab-bench.jar:bench/target/lib/*' org.openjdk.jmh.Main MatVecBenchmark}.
+ * Run e.g. {@code ./qlab run-bench org.openjdk.jmh.Main MatVecBenchmark}: the launcher gives the
+ * JVM (and JMH's forks, which inherit its options) transparent huge pages for the heap, where the
+ * int8 strips live; a plain {@code java -cp ...} leaves them on 4 KiB pages, and the cold int8
+ * figures then measure that.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
