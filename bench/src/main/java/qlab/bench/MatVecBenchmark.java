@@ -18,7 +18,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import qlab.engine.tensor.Matrix;
 import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.Formats;
@@ -157,7 +156,7 @@ public class MatVecBenchmark {
         int n = tokens;
         Object prepared = m.prepare(x, n);
         float[] out = y;
-        pool.forRange(m.rows(), Matrix.ROW_GRAIN, (start, end) -> m.matmul(x, prepared, n, out, m.rows(), 0, start, end));
+        pool.forRange(m.rows(), m.rowGrain(prepared), (start, end) -> m.matmul(x, prepared, n, out, m.rows(), 0, start, end));
         traffic.bytes += m.byteSize();
         traffic.macs += (long) m.rows() * m.cols() * n;
         return out[0];

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import qlab.engine.QlabException;
 import qlab.engine.tensor.Matrix;
 import qlab.engine.tensor.TokenColumns;
+import qlab.engine.tensor.TokenTile;
 import qlab.engine.util.HugePages;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.kernel.BlockCodeWeights;
@@ -300,6 +301,14 @@ public final class QuantizedMatrix implements Matrix {
             return s;
         }
         return prepare(x, tokens, prompt);
+    }
+
+    @Override
+    public int rowGrain(Object prepared) {
+        if (prepared instanceof RoundedColumns rounded) {
+            return TokenTile.panelRows(rounded.columns().tokens());
+        }
+        return prepared instanceof TokenColumns columns ? TokenTile.panelRows(columns.tokens()) : ROW_GRAIN;
     }
 
     @Override

@@ -14,6 +14,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import qlab.engine.QlabException;
+import qlab.engine.tensor.Matrix;
+import qlab.engine.tensor.TokenTile;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.kernel.Int8Strips;
 
@@ -230,6 +232,32 @@ class QuantizedMatrixTest {
                     assertEquals(Int8Strips.ROWS * stripRow + 8 * perRowF32, int8Acts.byteSize(), name);
                 } else {
                     assertEquals(f32Acts.byteSize(), int8Acts.byteSize(), name + ": no strips without the vector kernels");
+                }
+            }
+        }
+    }
+
+    /**
+     * Threads are handed whole tile panels where a product goes through the tile (a prompt, or a
+     * batch with f32 activations, from {@link QuantizedMatrix#TILED_FROM_TOKENS} tokens), whole
+     * strips elsewhere; cut on that grain over two threads, the product is the one-range product.
+     */
+    @Test
+    void threadsAreHandedWholePanelsOfTheTile() {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            for (boolean int8 : new boolean[] {false, true}) {
+                QuantizedMatrix m = matrix("q8_0", 32, COLS, int8, pool);
+                for (int tokens : new int[] {1, 3, QuantizedMatrix.TILED_FROM_TOKENS, 64}) {
+                    for (boolean prompt : new boolean[] {false, true}) {
+                        float[] x = RowCases.gaussian(tokens * COLS, 3 + tokens);
+                        Object prepared = m.prepare(x, tokens, prompt);
+                        int grain = m.rowGrain(prepared);
+                        String where = "int8=" + int8 + " tokens=" + tokens + " prompt=" + prompt;
+                        assertEquals(m.tiles(tokens, prompt) ? TokenTile.panelRows(tokens) : Matrix.ROW_GRAIN, grain, where);
+                        float[] y = new float[tokens * ROWS];
+                        pool.forRange(ROWS, grain, (s, e) -> m.matmul(x, prepared, tokens, y, ROWS, 0, s, e));
+                        assertArrayEquals(product(m, x, prepared, tokens), y, where);
+                    }
                 }
             }
         }

@@ -24,9 +24,6 @@ import qlab.engine.util.WorkerPool;
  */
 public final class Transformer implements LanguageModel {
 
-    /** Rows handed to a worker come in multiples of this ({@link Matrix#ROW_GRAIN}). */
-    private static final int GRAIN = Matrix.ROW_GRAIN;
-
     private final ModelConfig c;
     private final Weights w;
     private final WorkerPool pool;
@@ -232,7 +229,7 @@ public final class Transformer implements LanguageModel {
         float[] logits = new float[Math.multiplyExact(m, c.vocabSize())];
         Matrix head = w.lmHead();
         Object prepared = head.prepare(normed, m, prompt);
-        pool.forRange(head.rows(), GRAIN, (s, e) -> head.matmul(normed, prepared, m, logits, c.vocabSize(), 0, s, e));
+        pool.forRange(head.rows(), head.rowGrain(prepared), (s, e) -> head.matmul(normed, prepared, m, logits, c.vocabSize(), 0, s, e));
         return logits;
     }
 
@@ -243,7 +240,7 @@ public final class Transformer implements LanguageModel {
         Object pv = L.v().prepareLike(pk, xb, n, prompt);
         int qr = L.q().rows();
         int kr = L.k().rows();
-        pool.forRange(qr + 2 * kr, GRAIN, (s, e) -> {
+        pool.forRange(qr + 2 * kr, L.q().rowGrain(pq), (s, e) -> {
             segment(L.q(), pq, xb, n, q, 0, s, e);
             segment(L.k(), pk, xb, n, k, qr, s, e);
             segment(L.v(), pv, xb, n, v, qr + kr, s, e);
@@ -267,7 +264,7 @@ public final class Transformer implements LanguageModel {
         int inter = c.intermediateSize();
         Object pg = L.gate().prepare(xb, n, prompt);
         Object pu = L.up().prepareLike(pg, xb, n, prompt);
-        pool.forRange(inter, GRAIN, (s, e) -> {
+        pool.forRange(inter, L.gate().rowGrain(pg), (s, e) -> {
             L.gate().matmul(xb, pg, n, gate, inter, 0, s, e);
             L.up().matmul(xb, pu, n, up, inter, 0, s, e);
             for (int t = 0; t < n; t++) {
@@ -279,7 +276,7 @@ public final class Transformer implements LanguageModel {
     /** out (n, m.rows) = in (n, m.cols) W^T. */
     private void project(Matrix m, float[] in, int n, float[] out) {
         Object prepared = m.prepare(in, n, prompt);
-        pool.forRange(m.rows(), GRAIN, (s, e) -> m.matmul(in, prepared, n, out, m.rows(), 0, s, e));
+        pool.forRange(m.rows(), m.rowGrain(prepared), (s, e) -> m.matmul(in, prepared, n, out, m.rows(), 0, s, e));
     }
 
     /** Causal attention of every row over its own cache, positions 0 .. pos inclusive. */

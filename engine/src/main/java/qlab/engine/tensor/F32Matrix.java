@@ -75,6 +75,11 @@ public final class F32Matrix implements Matrix {
     }
 
     @Override
+    public int rowGrain(Object prepared) {
+        return prepared instanceof TokenColumns columns ? TokenTile.panelRows(columns.tokens()) : ROW_GRAIN;
+    }
+
+    @Override
     public void matmul(float[] x, Object prepared, int tokens, float[] y, int yStride, int yOffset, int rowStart, int rowEnd) {
         if (!VectorSupport.ENABLED) {
             matmulScalar(x, tokens, y, yStride, yOffset, rowStart, rowEnd);

@@ -66,6 +66,15 @@ public interface Matrix {
      */
     void matmul(float[] x, Object prepared, int tokens, float[] y, int yStride, int yOffset, int rowStart, int rowEnd);
 
+    /**
+     * The multiple of rows that ranges handed to threads should start and end on, for a product
+     * {@link #prepare}d as given: {@link #ROW_GRAIN}, or the tile's panel height where the product
+     * goes through {@link TokenTile} (a range that cuts a panel computes the whole panel).
+     */
+    default int rowGrain(Object prepared) {
+        return ROW_GRAIN;
+    }
+
     /** Copies row r, dequantized, into dst[dstOffset .. dstOffset + cols). */
     void copyRow(int row, float[] dst, int dstOffset);
 }

@@ -46,6 +46,14 @@ public final class TokenTile {
      */
     static final boolean TALL = VectorSupport.LANES >= 16;
 
+    /**
+     * Rows per panel for a batch of {@code tokens}: a row range of {@link #rows} that is not a
+     * multiple of it computes its last panel in full all the same.
+     */
+    public static int panelRows(int tokens) {
+        return tokens <= VectorSupport.LANES || TALL ? 2 * ROWS : ROWS;
+    }
+
     /** y[yOffset + r + t × yStride] = W[r, :] · x[t, :] for rows [rowStart, rowEnd) and every token of x. */
     public static void rows(RowSource w, int cols, int rowStart, int rowEnd, TokenColumns x, float[] y, int yOffset,
                             int yStride) {
@@ -66,7 +74,7 @@ public final class TokenTile {
         // panels of 12 too (tile12x2, tile12x1 for a short last chunk).
         boolean narrow = x.tokens <= VectorSupport.LANES;
         boolean tall = twelveRows && !narrow;
-        int height = narrow || tall ? 2 * ROWS : ROWS;
+        int height = narrow || tall ? 2 * ROWS : ROWS; // panelRows(x.tokens) unless told otherwise
         int out = height * cols;
         float[] panel = PANEL.get();
         if (panel.length < 2 * ROWS * (cols + TokenColumns.CHUNK)) {

@@ -69,6 +69,8 @@ class F32MatrixTest {
                     float[] x = random(tokens * cols, tokens + cols);
                     Object prepared = m.prepare(x, tokens);
                     assertTrue(prepared instanceof TokenColumns || !VectorSupport.ENABLED);
+                    assertEquals(VectorSupport.ENABLED ? TokenTile.panelRows(tokens) : Matrix.ROW_GRAIN, m.rowGrain(prepared),
+                            "threads are handed whole panels");
                     int stride = rows + 2;
                     float[] y = new float[tokens * stride];
                     m.matmul(x, prepared, tokens, y, stride, 1, 0, rows);
@@ -98,6 +100,12 @@ class F32MatrixTest {
                 }
             }
         }
+    }
+
+    @Test
+    void decodeKeepsTheVectorRowGrain() {
+        F32Matrix m = new F32Matrix(random(64 * 8, 1), 64, 8);
+        assertEquals(Matrix.ROW_GRAIN, m.rowGrain(m.prepare(random(8, 2), 1)));
     }
 
     @Test
