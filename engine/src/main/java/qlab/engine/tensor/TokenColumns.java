@@ -1,5 +1,10 @@
 package qlab.engine.tensor;
 
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
 /**
  * The activations of a batched product, transposed for {@link TokenTile}: tokens become the
  * vector lanes, so a tile multiplies one broadcast weight by a whole vector of tokens.
@@ -25,11 +30,43 @@ public final class TokenColumns {
     }
 
     /**
-     * Transposes x[xOffset + t × cols + k] for t in [0, tokens), k in [0, cols). Column by column
-     * within a chunk, so each column's lanes are written at once (token by token, every write of a
+     * Transposes x[xOffset + t × cols + k] for t in [0, tokens), k in [0, cols): per column, each
+     * whole vector of tokens in one gather (their values are cols apart), the rest one by one
+     * ({@link #ofScalar} everywhere with {@code -Dqlab.vector=false}). Column by column within a
+     * chunk, so each column's lanes are written at once (token by token, every write of a
      * 4864-wide product landed on another cache line: 3–4× slower).
      */
     public static TokenColumns of(float[] x, int xOffset, int cols, int tokens) {
+        if (!VectorSupport.ENABLED) {
+            return ofScalar(x, xOffset, cols, tokens);
+        }
+        float[] v = allocate(cols, tokens);
+        int lanes = VectorSupport.LANES;
+        int[] apart = new int[lanes];
+        for (int i = 0; i < lanes; i++) {
+            apart[i] = i * cols;
+        }
+        for (int t0 = 0; t0 < tokens; t0 += CHUNK) {
+            int width = chunkWidth(t0, tokens);
+            int base = t0 * cols;
+            int real = Math.min(width, tokens - t0);
+            int whole = real / lanes * lanes;
+            int src = xOffset + t0 * cols;
+            for (int k = 0; k < cols; k++) {
+                int dst = base + k * width;
+                for (int t = 0; t < whole; t += lanes) {
+                    FloatVector.fromArray(VectorSupport.F, x, src + t * cols + k, apart, 0).intoArray(v, dst + t);
+                }
+                for (int t = whole; t < real; t++) {
+                    v[dst + t] = x[src + t * cols + k];
+                }
+            }
+        }
+        return new TokenColumns(v, cols, tokens);
+    }
+
+    /** The scalar reference of {@link #of}: value by value. */
+    static TokenColumns ofScalar(float[] x, int xOffset, int cols, int tokens) {
         float[] v = allocate(cols, tokens);
         for (int t0 = 0; t0 < tokens; t0 += CHUNK) {
             int width = chunkWidth(t0, tokens);
@@ -48,10 +85,43 @@ public final class TokenColumns {
 
     /**
      * The transposed values scales[t × ⌈cols / block⌉ + k / block] × codes[t × cols + k]: activations
-     * quantized per block (int8 codes and one scale per block), rounded back to floats without a
-     * row-major copy in between; bitwise {@code of} applied to those products.
+     * quantized per block (int8 codes and one scale per block) rounded back to floats row by row,
+     * then transposed by {@link #of}; bitwise {@link #ofCodesScalar}.
      */
     public static TokenColumns ofCodes(byte[] codes, float[] scales, int block, int cols, int tokens) {
+        if (!VectorSupport.ENABLED) {
+            return ofCodesScalar(codes, scales, block, cols, tokens);
+        }
+        if (tokens < 1 || cols < 1) {
+            throw new IllegalArgumentException("token columns of " + tokens + " tokens × " + cols + " columns");
+        }
+        int lanes = VectorSupport.LANES;
+        int blocksPerRow = (cols + block - 1) / block;
+        float[] rounded = new float[Math.multiplyExact(tokens, cols)];
+        for (int t = 0; t < tokens; t++) {
+            int row = t * cols;
+            for (int b = 0; b < blocksPerRow; b++) {
+                float d = scales[t * blocksPerRow + b];
+                int end = Math.min(cols, (b + 1) * block);
+                int k = b * block;
+                for (; CODES != null && k + lanes <= end; k += lanes) {
+                    ((FloatVector) ByteVector.fromArray(CODES, codes, row + k).castShape(VectorSupport.F, 0))
+                            .mul(d).intoArray(rounded, row + k);
+                }
+                for (; k < end; k++) {
+                    rounded[row + k] = d * codes[row + k];
+                }
+            }
+        }
+        return of(rounded, 0, cols, tokens);
+    }
+
+    /** One byte lane per float lane: the codes of a vector of columns (none for 4 lanes: no 32-bit shape). */
+    private static final VectorSpecies<Byte> CODES = VectorSupport.LANES >= 8
+            ? VectorSpecies.of(byte.class, VectorShape.forBitSize(8 * VectorSupport.LANES)) : null;
+
+    /** The scalar reference of {@link #ofCodes}: value by value, straight into the transposed layout. */
+    static TokenColumns ofCodesScalar(byte[] codes, float[] scales, int block, int cols, int tokens) {
         float[] v = allocate(cols, tokens);
         int blocksPerRow = (cols + block - 1) / block;
         for (int t0 = 0; t0 < tokens; t0 += CHUNK) {

@@ -20,6 +20,11 @@ class TokenColumnsTest {
                     x[i] = (float) r.nextGaussian();
                 }
                 TokenColumns c = TokenColumns.of(x, offset, cols, tokens);
+                TokenColumns scalar = TokenColumns.ofScalar(x, offset, cols, tokens);
+                for (int i = 0; i < c.values.length; i++) {
+                    assertEquals(Float.floatToIntBits(scalar.values[i]), Float.floatToIntBits(c.values[i]),
+                            cols + " cols, " + tokens + " tokens: gathers against the scalar reference, cell " + i);
+                }
                 for (int t = 0; t < tokens; t++) {
                     for (int k = 0; k < cols; k++) {
                         assertEquals(x[offset + t * cols + k], c.at(t, k), cols + " cols, " + tokens + " tokens");
@@ -44,9 +49,9 @@ class TokenColumnsTest {
     @Test
     void codesTimesBlockScalesEqualTheRoundedRowsTransposed() {
         SplittableRandom r = new SplittableRandom(4);
-        for (int block : new int[] {32, 128}) {
+        for (int block : new int[] {20, 32, 128}) {
             for (int cols : new int[] {37, 160, 300}) {
-                for (int tokens : new int[] {1, 8, 9, 17, 40}) {
+                for (int tokens : new int[] {1, 8, 9, 16, 17, 40, 64, 70}) {
                     int blocksPerRow = (cols + block - 1) / block;
                     byte[] codes = new byte[tokens * cols];
                     float[] scales = new float[tokens * blocksPerRow];
@@ -64,10 +69,14 @@ class TokenColumnsTest {
                     }
                     TokenColumns want = TokenColumns.of(rounded, 0, cols, tokens);
                     TokenColumns got = TokenColumns.ofCodes(codes, scales, block, cols, tokens);
+                    TokenColumns scalar = TokenColumns.ofCodesScalar(codes, scales, block, cols, tokens);
                     assertEquals(want.values.length, got.values.length);
+                    assertEquals(want.values.length, scalar.values.length);
                     for (int i = 0; i < want.values.length; i++) {
                         assertEquals(Float.floatToIntBits(want.values[i]), Float.floatToIntBits(got.values[i]),
                                 "block " + block + ", " + cols + " cols, " + tokens + " tokens, cell " + i);
+                        assertEquals(Float.floatToIntBits(want.values[i]), Float.floatToIntBits(scalar.values[i]),
+                                "scalar reference: block " + block + ", " + cols + " cols, " + tokens + " tokens, cell " + i);
                     }
                 }
             }
