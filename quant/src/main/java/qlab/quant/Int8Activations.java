@@ -5,6 +5,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
+import qlab.engine.util.WorkerPool;
 
 /**
  * Activations quantized once per product for the integer kernels: per block of {@code block}
@@ -37,9 +38,27 @@ public final class Int8Activations {
      * division is the same IEEE division, and the rounding below is exact).
      */
     public static Int8Activations quantize(float[] x, int xOffset, int cols, int tokens, int block) {
+        return quantize(x, xOffset, cols, tokens, block, null);
+    }
+
+    /** {@link #quantize}, the tokens shared by the pool's threads (one thread if {@code pool} is null). */
+    public static Int8Activations quantize(float[] x, int xOffset, int cols, int tokens, int block, WorkerPool pool) {
         Int8Activations a = allocate(cols, tokens, block);
+        if (pool == null) {
+            a.quantizeTokens(x, xOffset, 0, tokens);
+        } else {
+            pool.forRange(tokens, 1, (s, e) -> a.quantizeTokens(x, xOffset, s, e));
+        }
+        return a;
+    }
+
+    /** Tokens [from, to) of x into this one's codes and scales. */
+    private void quantizeTokens(float[] x, int xOffset, int from, int to) {
+        Int8Activations a = this;
+        int block = this.block;
+        int cols = this.cols;
         int lanes = FLOATS.length();
-        for (int t = 0; t < tokens; t++) {
+        for (int t = from; t < to; t++) {
             int rowIn = xOffset + t * cols;
             for (int b = 0; b < a.blocksPerRow; b++) {
                 int start = b * block;
@@ -68,7 +87,6 @@ public final class Int8Activations {
                 }
             }
         }
-        return a;
     }
 
     /** The scalar reference of {@link #quantize}, value by value. */

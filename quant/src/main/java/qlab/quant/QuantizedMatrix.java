@@ -261,14 +261,20 @@ public final class QuantizedMatrix implements Matrix {
      */
     @Override
     public Object prepare(float[] x, int tokens, boolean prompt) {
+        return prepare(x, tokens, prompt, null);
+    }
+
+    /** The activations are quantized or transposed by the pool's threads (one thread without a pool). */
+    @Override
+    public Object prepare(float[] x, int tokens, boolean prompt, WorkerPool pool) {
         if (int8Activations) {
-            Int8Activations a = Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock());
             if (prompt && tokens >= int8PromptTiledFrom) {
-                return new RoundedColumns(TokenColumns.ofCodes(a.codes(), a.scales(), a.block(), cols(), tokens), a.block());
+                Int8Activations a = Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock(), pool);
+                return new RoundedColumns(TokenColumns.ofCodes(a.codes(), a.scales(), a.block(), cols(), tokens, pool), a.block());
             }
-            return new Int8Strips.Activations(a);
+            return new Int8Strips.Activations(Int8Activations.quantize(x, 0, cols(), tokens, weights.activationBlock(), pool));
         }
-        return tokens >= tiledFrom ? TokenColumns.of(x, 0, cols(), tokens) : null;
+        return tokens >= tiledFrom ? TokenColumns.of(x, 0, cols(), tokens, pool) : null;
     }
 
     /** A prompt's activations rounded to their int8 codes in blocks of {@code block}, transposed for the tile. */
@@ -285,6 +291,11 @@ public final class QuantizedMatrix implements Matrix {
 
     @Override
     public Object prepareLike(Object sibling, float[] x, int tokens, boolean prompt) {
+        return prepareLike(sibling, x, tokens, prompt, null);
+    }
+
+    @Override
+    public Object prepareLike(Object sibling, float[] x, int tokens, boolean prompt, WorkerPool pool) {
         if (int8Activations && prompt && tokens >= int8PromptTiledFrom) {
             if (sibling instanceof RoundedColumns s && s.block() == weights.activationBlock()
                     && s.columns().cols() == cols() && s.columns().tokens() == tokens) {
@@ -300,7 +311,7 @@ public final class QuantizedMatrix implements Matrix {
         } else if (sibling instanceof TokenColumns s && s.cols() == cols() && s.tokens() == tokens) {
             return s;
         }
-        return prepare(x, tokens, prompt);
+        return prepare(x, tokens, prompt, pool);
     }
 
     @Override

@@ -240,7 +240,8 @@ class QuantizedMatrixTest {
     /**
      * Threads are handed whole tile panels where a product goes through the tile (a prompt, or a
      * batch with f32 activations, from {@link QuantizedMatrix#TILED_FROM_TOKENS} tokens), whole
-     * strips elsewhere; cut on that grain over two threads, the product is the one-range product.
+     * strips elsewhere; cut on that grain over two threads, the product is the one-range product,
+     * and so is the product of activations prepared by the pool's threads.
      */
     @Test
     void threadsAreHandedWholePanelsOfTheTile() {
@@ -257,6 +258,10 @@ class QuantizedMatrixTest {
                         float[] y = new float[tokens * ROWS];
                         pool.forRange(ROWS, grain, (s, e) -> m.matmul(x, prepared, tokens, y, ROWS, 0, s, e));
                         assertArrayEquals(product(m, x, prepared, tokens), y, where);
+                        Object shared = m.prepare(x, tokens, prompt, pool);
+                        assertEquals(grain, m.rowGrain(shared), where);
+                        assertArrayEquals(y, product(m, x, shared, tokens), where + ": prepared by the pool's threads");
+                        assertTrue(m.prepareLike(shared, x, tokens, prompt, pool) == shared, where + ": shared with a sibling");
                     }
                 }
             }

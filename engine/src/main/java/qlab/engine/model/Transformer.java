@@ -228,16 +228,16 @@ public final class Transformer implements LanguageModel {
         }
         float[] logits = new float[Math.multiplyExact(m, c.vocabSize())];
         Matrix head = w.lmHead();
-        Object prepared = head.prepare(normed, m, prompt);
+        Object prepared = head.prepare(normed, m, prompt, pool);
         pool.forRange(head.rows(), head.rowGrain(prepared), (s, e) -> head.matmul(normed, prepared, m, logits, c.vocabSize(), 0, s, e));
         return logits;
     }
 
     /** q, k, v = xb Wq^T, xb Wk^T, xb Wv^T in one dispatch over their concatenated rows. */
     private void projectQkv(LayerWeights L, int n) {
-        Object pq = L.q().prepare(xb, n, prompt);
-        Object pk = L.k().prepareLike(pq, xb, n, prompt);
-        Object pv = L.v().prepareLike(pk, xb, n, prompt);
+        Object pq = L.q().prepare(xb, n, prompt, pool);
+        Object pk = L.k().prepareLike(pq, xb, n, prompt, pool);
+        Object pv = L.v().prepareLike(pk, xb, n, prompt, pool);
         int qr = L.q().rows();
         int kr = L.k().rows();
         pool.forRange(qr + 2 * kr, L.q().rowGrain(pq), (s, e) -> {
@@ -262,8 +262,8 @@ public final class Transformer implements LanguageModel {
      */
     private void gateUp(LayerWeights L, int n) {
         int inter = c.intermediateSize();
-        Object pg = L.gate().prepare(xb, n, prompt);
-        Object pu = L.up().prepareLike(pg, xb, n, prompt);
+        Object pg = L.gate().prepare(xb, n, prompt, pool);
+        Object pu = L.up().prepareLike(pg, xb, n, prompt, pool);
         pool.forRange(inter, L.gate().rowGrain(pg), (s, e) -> {
             L.gate().matmul(xb, pg, n, gate, inter, 0, s, e);
             L.up().matmul(xb, pu, n, up, inter, 0, s, e);
@@ -275,7 +275,7 @@ public final class Transformer implements LanguageModel {
 
     /** out (n, m.rows) = in (n, m.cols) W^T. */
     private void project(Matrix m, float[] in, int n, float[] out) {
-        Object prepared = m.prepare(in, n, prompt);
+        Object prepared = m.prepare(in, n, prompt, pool);
         pool.forRange(m.rows(), m.rowGrain(prepared), (s, e) -> m.matmul(in, prepared, n, out, m.rows(), 0, s, e));
     }
 

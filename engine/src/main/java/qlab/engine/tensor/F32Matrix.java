@@ -4,6 +4,7 @@ import static qlab.engine.tensor.VectorSupport.F;
 import static qlab.engine.tensor.VectorSupport.LANES;
 
 import jdk.incubator.vector.FloatVector;
+import qlab.engine.util.WorkerPool;
 
 /**
  * An f32 weight matrix W [rows, cols], row-major on the heap.
@@ -71,7 +72,21 @@ public final class F32Matrix implements Matrix {
 
     @Override
     public Object prepare(float[] x, int tokens) {
-        return VectorSupport.ENABLED && tokens >= TILED_FROM_TOKENS ? TokenColumns.of(x, 0, cols, tokens) : null;
+        return prepare(x, tokens, false, null);
+    }
+
+    @Override
+    public Object prepare(float[] x, int tokens, boolean prompt, WorkerPool pool) {
+        return VectorSupport.ENABLED && tokens >= TILED_FROM_TOKENS ? TokenColumns.of(x, 0, cols, tokens, pool) : null;
+    }
+
+    /** The sibling's transposed tokens when they are these (q, k and v; gate and up), else this one's own. */
+    @Override
+    public Object prepareLike(Object sibling, float[] x, int tokens, boolean prompt, WorkerPool pool) {
+        if (sibling instanceof TokenColumns s && s.cols() == cols && s.tokens() == tokens) {
+            return s;
+        }
+        return prepare(x, tokens, prompt, pool);
     }
 
     @Override

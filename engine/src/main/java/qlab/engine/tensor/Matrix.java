@@ -1,5 +1,7 @@
 package qlab.engine.tensor;
 
+import qlab.engine.util.WorkerPool;
+
 /**
  * A weight matrix W [rows, cols] (a linear layer stored as [out_features, in_features]),
  * in whatever storage format; the forward pass only ever multiplies by it or reads a row.
@@ -57,6 +59,20 @@ public interface Matrix {
     /** {@link #prepareLike(Object, float[], int)} for a prompt or not, as {@link #prepare(float[], int, boolean)}. */
     default Object prepareLike(Object sibling, float[] x, int tokens, boolean prompt) {
         return prepareLike(sibling, x, tokens);
+    }
+
+    /**
+     * {@link #prepare(float[], int, boolean)} with the pool's threads sharing the work where it
+     * is worth it (a prompt's activations: quantized and transposed, otherwise one thread's work
+     * while the others wait). The same result.
+     */
+    default Object prepare(float[] x, int tokens, boolean prompt, WorkerPool pool) {
+        return prepare(x, tokens, prompt);
+    }
+
+    /** {@link #prepareLike(Object, float[], int, boolean)}, with the pool's threads as {@link #prepare(float[], int, boolean, WorkerPool)}. */
+    default Object prepareLike(Object sibling, float[] x, int tokens, boolean prompt, WorkerPool pool) {
+        return prepareLike(sibling, x, tokens, prompt);
     }
 
     /**

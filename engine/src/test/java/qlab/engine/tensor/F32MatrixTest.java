@@ -2,10 +2,13 @@ package qlab.engine.tensor;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import qlab.engine.util.WorkerPool;
 
 /** The vector kernels against their scalar references, and batched against single-token bitwise. */
 class F32MatrixTest {
@@ -98,6 +101,29 @@ class F32MatrixTest {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /** Activations transposed by a pool's threads are the same; q, k and v (gate and up) share them. */
+    @Test
+    void preparedByThePoolAndSharedWithSiblings() {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            int cols = 40;
+            int tokens = 3 * TokenColumns.CHUNK + 5;
+            F32Matrix m = new F32Matrix(random(9 * cols, 3), 9, cols);
+            F32Matrix sibling = new F32Matrix(random(5 * cols, 4), 5, cols);
+            float[] x = random(tokens * cols, 5);
+            Object one = m.prepare(x, tokens);
+            Object two = m.prepare(x, tokens, true, pool);
+            float[] a = new float[tokens * 9];
+            float[] b = new float[tokens * 9];
+            m.matmul(x, one, tokens, a, 9, 0, 0, 9);
+            m.matmul(x, two, tokens, b, 9, 0, 0, 9);
+            assertArrayEquals(a, b);
+            if (VectorSupport.ENABLED) {
+                assertSame(two, sibling.prepareLike(two, x, tokens, true, pool));
+                assertNotSame(two, new F32Matrix(random(5 * 8, 6), 5, 8).prepareLike(two, random(tokens * 8, 7), tokens, true, pool));
             }
         }
     }
