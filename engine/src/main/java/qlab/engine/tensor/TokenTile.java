@@ -75,40 +75,58 @@ public final class TokenTile {
         boolean narrow = x.tokens <= VectorSupport.LANES;
         boolean tall = twelveRows && !narrow;
         int height = narrow || tall ? 2 * ROWS : ROWS; // panelRows(x.tokens) unless told otherwise
-        int out = height * cols;
+        // GROUP panels are dequantized in one pass, then multiplied one by one (see GROUP).
+        int group = GROUP * height;
+        int out = group * cols;
         float[] panel = PANEL.get();
-        if (panel.length < 2 * ROWS * (cols + TokenColumns.CHUNK)) {
-            panel = new float[2 * ROWS * (cols + TokenColumns.CHUNK)];
+        if (panel.length < out + 2 * ROWS * TokenColumns.CHUNK) {
+            panel = new float[out + 2 * ROWS * TokenColumns.CHUNK];
             PANEL.set(panel);
         }
-        for (int r = rowStart; r < rowEnd; r += height) {
-            int n = Math.min(height, rowEnd - r);
-            for (int q = 0; q < n; q++) {
-                w.row(r + q, panel, q * cols);
+        for (int g = rowStart; g < rowEnd; g += group) {
+            int gn = Math.min(group, rowEnd - g);
+            for (int q = 0; q < gn; q++) {
+                w.row(g + q, panel, q * cols);
             }
             // A short last panel is padded with zero rows whose cells are never written out.
-            java.util.Arrays.fill(panel, n * cols, height * cols, 0f);
-            for (int t0 = 0; t0 < x.tokens; t0 += TokenColumns.CHUNK) {
-                int width = TokenColumns.chunkWidth(t0, x.tokens);
-                if (narrow || (tall && width != TokenColumns.CHUNK)) {
-                    tile12x1(panel, cols, x.values, t0 * cols, panel, out);
-                } else if (tall) {
-                    tile12x2(panel, cols, x.values, t0 * cols, panel, out);
-                } else if (width == TokenColumns.CHUNK) {
-                    tile6x2(panel, cols, x.values, t0 * cols, panel, out);
-                } else {
-                    tile6x1(panel, cols, x.values, t0 * cols, panel, out);
-                }
-                int real = Math.min(width, x.tokens - t0);
-                for (int q = 0; q < n; q++) {
-                    int row = yOffset + r + q;
-                    for (int t = 0; t < real; t++) {
-                        y[row + (t0 + t) * yStride] = panel[out + q * width + t];
+            int padded = (gn + height - 1) / height * height;
+            java.util.Arrays.fill(panel, gn * cols, padded * cols, 0f);
+            for (int p = 0; p < gn; p += height) {
+                int n = Math.min(height, gn - p);
+                int w0 = p * cols;
+                for (int t0 = 0; t0 < x.tokens; t0 += TokenColumns.CHUNK) {
+                    int width = TokenColumns.chunkWidth(t0, x.tokens);
+                    if (narrow || (tall && width != TokenColumns.CHUNK)) {
+                        tile12x1(panel, w0, cols, x.values, t0 * cols, panel, out);
+                    } else if (tall) {
+                        tile12x2(panel, w0, cols, x.values, t0 * cols, panel, out);
+                    } else if (width == TokenColumns.CHUNK) {
+                        tile6x2(panel, w0, cols, x.values, t0 * cols, panel, out);
+                    } else {
+                        tile6x1(panel, w0, cols, x.values, t0 * cols, panel, out);
+                    }
+                    int real = Math.min(width, x.tokens - t0);
+                    for (int q = 0; q < n; q++) {
+                        int row = yOffset + g + p + q;
+                        for (int t = 0; t < real; t++) {
+                            y[row + (t0 + t) * yStride] = panel[out + q * width + t];
+                        }
                     }
                 }
             }
         }
     }
+
+    /**
+     * Panels dequantized per pass. A quantized matrix's codes come from DRAM, and dequantizing one
+     * panel at a time between tiles waited on its loads (perf: the loads of the dequantizing loop
+     * took most of its samples); four panels make one longer stream, which the prefetchers run
+     * ahead of. One q8_0 product of 64 tokens, one thread, weights from DRAM ({@code MatVecBenchmark
+     * -p tokens=64 -p batched=tiled -p cache=cold}), G multiply-adds/s, one panel vs four per pass,
+     * alternating runs: 4864×896 45.2/44.1 vs 46.8/46.5, 896×4864 46.8/45.3 vs 48.0/49.3 (eight
+     * and sixteen panels: no better than four).
+     */
+    static final int GROUP = 4;
 
     private static FloatVector v(float[] a, int at) {
         return FloatVector.fromArray(VectorSupport.F, a, at);
@@ -119,7 +137,7 @@ public final class TokenTile {
     }
 
     /** Six panel rows × a two-vector chunk at x[x0 ..]; results to out[o + row × 2 lanes + token]. */
-    private static void tile6x2(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+    private static void tile6x2(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
         int lanes = VectorSupport.LANES;
         FloatVector c00 = FloatVector.zero(VectorSupport.F);
         FloatVector c01 = c00;
@@ -138,7 +156,7 @@ public final class TokenTile {
         int w3 = 3 * cols;
         int w4 = 4 * cols;
         int w5 = 5 * cols;
-        for (int k = 0, xi = x0; k < cols; k++, xi += 2 * lanes) {
+        for (int k = w0, xi = x0; k < w0 + cols; k++, xi += 2 * lanes) {
             FloatVector x0v = v(x, xi);
             FloatVector x1v = v(x, xi + lanes);
             FloatVector m = b(w[k]);
@@ -180,7 +198,7 @@ public final class TokenTile {
      * Twelve panel rows × a two-vector chunk at x[x0 ..]: 24 accumulators, two token vectors and a
      * broadcast in 32 registers. Results to out[o + row × 2 lanes + token].
      */
-    private static void tile12x2(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+    private static void tile12x2(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
         int lanes = VectorSupport.LANES;
         FloatVector c0_0 = FloatVector.zero(VectorSupport.F);
         FloatVector c0_1 = c0_0;
@@ -206,7 +224,7 @@ public final class TokenTile {
         FloatVector c10_1 = c0_0;
         FloatVector c11_0 = c0_0;
         FloatVector c11_1 = c0_0;
-        for (int k = 0, xi = x0; k < cols; k++, xi += 2 * lanes) {
+        for (int k = w0, xi = x0; k < w0 + cols; k++, xi += 2 * lanes) {
             FloatVector x0v = v(x, xi);
             FloatVector x1v = v(x, xi + lanes);
             FloatVector m;
@@ -279,7 +297,7 @@ public final class TokenTile {
      * less): 12 accumulators, as many as the two-vector tile, where six
      * rows would leave the FMA units waiting on their latency. Results to out[o + row × lanes + token].
      */
-    private static void tile12x1(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+    private static void tile12x1(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
         int lanes = VectorSupport.LANES;
         FloatVector c0 = FloatVector.zero(VectorSupport.F);
         FloatVector c1 = c0;
@@ -293,7 +311,7 @@ public final class TokenTile {
         FloatVector c9 = c0;
         FloatVector c10 = c0;
         FloatVector c11 = c0;
-        for (int k = 0, xi = x0; k < cols; k++, xi += lanes) {
+        for (int k = w0, xi = x0; k < w0 + cols; k++, xi += lanes) {
             FloatVector xv = v(x, xi);
             c0 = b(w[k]).fma(xv, c0);
             c1 = b(w[cols + k]).fma(xv, c1);
@@ -323,7 +341,7 @@ public final class TokenTile {
     }
 
     /** Six panel rows × a one-vector chunk (a wide batch's last); results to out[o + row × lanes + token]. */
-    private static void tile6x1(float[] w, int cols, float[] x, int x0, float[] out, int o) {
+    private static void tile6x1(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
         int lanes = VectorSupport.LANES;
         FloatVector c0 = FloatVector.zero(VectorSupport.F);
         FloatVector c1 = c0;
@@ -331,7 +349,7 @@ public final class TokenTile {
         FloatVector c3 = c0;
         FloatVector c4 = c0;
         FloatVector c5 = c0;
-        for (int k = 0, xi = x0; k < cols; k++, xi += lanes) {
+        for (int k = w0, xi = x0; k < w0 + cols; k++, xi += lanes) {
             FloatVector xv = v(x, xi);
             c0 = b(w[k]).fma(xv, c0);
             c1 = b(w[cols + k]).fma(xv, c1);

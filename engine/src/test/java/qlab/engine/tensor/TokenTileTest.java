@@ -11,14 +11,15 @@ class TokenTileTest {
     /**
      * Six- and twelve-row panels (AVX2's and AVX-512's choice for wide batches), both run here
      * whatever the machine: every cell bitwise the scalar fma fold, whatever the row split, for
-     * batches of one vector or less, whole chunks, and a short last chunk, with partial panels.
+     * batches of one vector or less, whole chunks, and a short last chunk, with partial panels and
+     * more rows than one pass of {@link TokenTile#GROUP} panels.
      */
     @Test
     void bothPanelHeightsGiveEveryCellItsScalarFold() {
         int lanes = VectorSupport.LANES;
         int checks = 0;
         for (int cols : new int[] {1, 33, 130}) {
-            for (int rows : new int[] {1, 6, 13, 25}) {
+            for (int rows : new int[] {1, 6, 13, 25, 12 * TokenTile.GROUP + 13}) {
                 for (int tokens : new int[] {1, lanes - 1, lanes + 1, 2 * lanes, 2 * lanes + 3, 5 * lanes + 1}) {
                     SplittableRandom r = new SplittableRandom(cols * 131L + rows * 17L + tokens);
                     float[] w = new float[rows * cols];
@@ -54,7 +55,7 @@ class TokenTileTest {
                 }
             }
         }
-        assertEquals(2 * 3 * (1 + 6 + 13 + 25) * (1 + (lanes - 1) + (lanes + 1) + 2 * lanes + (2 * lanes + 3) + (5 * lanes + 1)),
+        assertEquals(2 * 3 * (1 + 6 + 13 + 25 + 12 * TokenTile.GROUP + 13) * (1 + (lanes - 1) + (lanes + 1) + 2 * lanes + (2 * lanes + 3) + (5 * lanes + 1)),
                 checks);
     }
 }
