@@ -124,11 +124,11 @@ public final class TokenTile {
      * ahead of. One q8_0 product of 64 tokens, one thread, weights from DRAM ({@code MatVecBenchmark
      * -p tokens=64 -p batched=tiled -p cache=cold}), G multiply-adds/s, one panel vs four per pass,
      * alternating runs: 4864×896 45.2/44.1 vs 46.8/46.5, 896×4864 46.8/45.3 vs 48.0/49.3 (eight
-     * and sixteen panels: no better than four). Measured on AVX-512 only; with AVX2's six-row
-     * panels a pass of a 4864-wide product (467 KiB) no longer stays in a 512 KiB L2 beside a
-     * chunk of tokens, as the comment in {@link #rows} asks, and was not measured there.
+     * and sixteen panels: no better than four). Measured on AVX-512 only, so AVX2 keeps one panel
+     * per pass: with its six-row panels four of a 4864-wide product (467 KiB) would not stay in a
+     * 512 KiB L2 beside a chunk of tokens, as the comment in {@link #rows} asks.
      */
-    static final int GROUP = 4;
+    static final int GROUP = TALL ? 4 : 1;
 
     private static FloatVector v(float[] a, int at) {
         return FloatVector.fromArray(VectorSupport.F, a, at);
