@@ -54,16 +54,13 @@ public final class Int8Activations {
 
     /** Tokens [from, to) of x into this one's codes and scales. */
     private void quantizeTokens(float[] x, int xOffset, int from, int to) {
-        Int8Activations a = this;
-        int block = this.block;
-        int cols = this.cols;
         int lanes = FLOATS.length();
         for (int t = from; t < to; t++) {
             int rowIn = xOffset + t * cols;
-            for (int b = 0; b < a.blocksPerRow; b++) {
+            for (int b = 0; b < blocksPerRow; b++) {
                 int start = b * block;
                 if (block % lanes != 0 || start + block > cols) {
-                    a.quantizeBlock(x, rowIn, t, b);
+                    quantizeBlock(x, rowIn, t, b);
                     continue;
                 }
                 FloatVector max = FloatVector.zero(FLOATS);
@@ -71,7 +68,7 @@ public final class Int8Activations {
                     max = max.max(FloatVector.fromArray(FLOATS, x, rowIn + j).abs());
                 }
                 float d = max.reduceLanes(VectorOperators.MAX) / 127f;
-                a.scales[t * a.blocksPerRow + b] = d;
+                scales[t * blocksPerRow + b] = d;
                 if (d == 0) {
                     continue; // codes stay 0
                 }
@@ -83,7 +80,7 @@ public final class Int8Activations {
                     FloatVector frac = m.sub((FloatVector) whole.convert(VectorOperators.I2F, 0));
                     IntVector r = whole.add(1, frac.compare(VectorOperators.GE, 0.5f).cast(INTS));
                     r = r.lanewise(VectorOperators.NEG, v.compare(VectorOperators.LT, 0f).cast(INTS)).min(127).max(-127);
-                    ((ByteVector) r.convertShape(VectorOperators.I2B, BYTES, 0)).intoArray(a.codes, t * cols + j);
+                    ((ByteVector) r.convertShape(VectorOperators.I2B, BYTES, 0)).intoArray(codes, t * cols + j);
                 }
             }
         }

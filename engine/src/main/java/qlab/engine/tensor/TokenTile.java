@@ -138,7 +138,7 @@ public final class TokenTile {
         return FloatVector.broadcast(VectorSupport.F, value);
     }
 
-    /** Six panel rows × a two-vector chunk at x[x0 ..]; results to out[o + row × 2 lanes + token]. */
+    /** Six panel rows from w[w0 ..] (rows cols apart) × a two-vector chunk at x[x0 ..]; results to out[o + row × 2 lanes + token]. */
     private static void tile6x2(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
         int lanes = VectorSupport.LANES;
         FloatVector c00 = FloatVector.zero(VectorSupport.F);
@@ -197,7 +197,7 @@ public final class TokenTile {
 
 
     /**
-     * Twelve panel rows × a two-vector chunk at x[x0 ..]: 24 accumulators, two token vectors and a
+     * Twelve panel rows from w[w0 ..] (rows cols apart) × a two-vector chunk at x[x0 ..]: 24 accumulators, two token vectors and a
      * broadcast in 32 registers. Results to out[o + row × 2 lanes + token].
      */
     private static void tile12x2(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
@@ -295,7 +295,7 @@ public final class TokenTile {
     }
 
     /**
-     * Twelve panel rows × a one-vector chunk at x[x0 ..] (a batch of one vector of tokens or
+     * Twelve panel rows from w[w0 ..] × a one-vector chunk at x[x0 ..] (a batch of one vector of tokens or
      * less): 12 accumulators, as many as the two-vector tile, where six
      * rows would leave the FMA units waiting on their latency. Results to out[o + row × lanes + token].
      */
@@ -342,7 +342,7 @@ public final class TokenTile {
         c11.intoArray(out, o + 11 * lanes);
     }
 
-    /** Six panel rows × a one-vector chunk (a wide batch's last); results to out[o + row × lanes + token]. */
+    /** Six panel rows from w[w0 ..] × a one-vector chunk (a wide batch's last); results to out[o + row × lanes + token]. */
     private static void tile6x1(float[] w, int w0, int cols, float[] x, int x0, float[] out, int o) {
         int lanes = VectorSupport.LANES;
         FloatVector c0 = FloatVector.zero(VectorSupport.F);
