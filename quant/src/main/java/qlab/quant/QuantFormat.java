@@ -1,6 +1,8 @@
 package qlab.quant;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+import qlab.quant.ggml.GgmlCodec;
 
 /**
  * A weight storage format: how one row of a [rows, cols] matrix is laid out in bytes, how it is
@@ -55,4 +57,12 @@ public interface QuantFormat {
      * place from the segment (it may be memory-mapped); only scales are widened to a float array.
      */
     PackedWeights pack(MemorySegment data, int rows, int cols);
+
+    /**
+     * The ggml type whose blocks hold exactly this format's codes and scales, and the conversion
+     * between the two layouts; empty for formats llama.cpp does not run.
+     */
+    default Optional<GgmlCodec> ggml() {
+        return Optional.empty();
+    }
 }
