@@ -13,15 +13,19 @@ import java.util.Map;
 import qlab.engine.QlabException;
 
 /**
- * The shape of a Qwen2 model, as read from a Hugging Face {@code config.json}.
+ * The shape and structure of a model, as read from a Hugging Face {@code config.json}: its sizes,
+ * and, as data, what its {@link ModelFamily} changes in the one forward pass (which projections
+ * carry biases, whether q and k are normalised per head, how RoPE frequencies are scaled).
  *
  * <p>Fields the architecture cannot do without are required; a config missing one is rejected
  * naming it, rather than guessing a default that silently changes the arithmetic. Features this
- * engine does not implement (RoPE scaling, sliding-window attention, other activations) are
- * rejected too, for the same reason. Both generations of transformers' config layout are read:
- * {@code rope_theta} at the top level, or inside {@code rope_parameters}.
+ * engine does not implement (other RoPE scalings, sliding-window attention, other activations,
+ * partial rotary embeddings) are rejected too, for the same reason. Both generations of
+ * transformers' config layout are read: {@code rope_theta} and {@code rope_scaling} at the top
+ * level, or inside {@code rope_parameters}.
  */
 public record ModelConfig(
+        ModelFamily family,
         int hiddenSize,
         int intermediateSize,
         int numLayers,
@@ -31,9 +35,14 @@ public record ModelConfig(
         int vocabSize,
         double rmsNormEps,
         double ropeTheta,
+        RopeScaling ropeScaling,
         boolean tieWordEmbeddings,
         int maxPositionEmbeddings,
-        String torchDtype) {
+        String torchDtype,
+        boolean qkvBias,    // q_proj, k_proj, v_proj have biases
+        boolean oBias,      // o_proj has a bias
+        boolean mlpBias,    // gate_proj, up_proj, down_proj have biases
+        boolean qkNorm) {   // per-head RMSNorm of q and k (q_norm, k_norm) before RoPE
 
     public ModelConfig {
         check(hiddenSize > 0, "hidden_size", "must be positive, got " + hiddenSize);
@@ -48,6 +57,41 @@ public record ModelConfig(
         check(rmsNormEps > 0 && Double.isFinite(rmsNormEps), "rms_norm_eps", "must be positive, got " + rmsNormEps);
         check(ropeTheta > 0 && Double.isFinite(ropeTheta), "rope_theta", "must be positive, got " + ropeTheta);
         check(maxPositionEmbeddings > 0, "max_position_embeddings", "must be positive, got " + maxPositionEmbeddings);
+        boolean expressible = switch (family) {
+            case QWEN2 -> qkvBias && !oBias && !mlpBias && !qkNorm;
+            case LLAMA -> qkvBias == oBias && !qkNorm;
+            case QWEN3 -> qkvBias == oBias && !mlpBias && qkNorm;
+        };
+        if (!expressible) {
+            throw new IllegalArgumentException(family.modelType() + " cannot have qkvBias " + qkvBias + ", oBias " + oBias
+                    + ", mlpBias " + mlpBias + ", qkNorm " + qkNorm);
+        }
+    }
+
+    /** A Qwen2 model (q/k/v biases, default RoPE). */
+    public ModelConfig(int hiddenSize, int intermediateSize, int numLayers, int numHeads, int numKvHeads, int headDim,
+            int vocabSize, double rmsNormEps, double ropeTheta, boolean tieWordEmbeddings, int maxPositionEmbeddings,
+            String torchDtype) {
+        this(ModelFamily.QWEN2, hiddenSize, intermediateSize, numLayers, numHeads, numKvHeads, headDim, vocabSize, rmsNormEps,
+                ropeTheta, RopeScaling.NONE, tieWordEmbeddings, maxPositionEmbeddings, torchDtype, true, false, false, false);
+    }
+
+    /** A Llama model: {@code attentionBias} on q/k/v/o, {@code mlpBias} on gate/up/down. */
+    public static ModelConfig llama(int hiddenSize, int intermediateSize, int numLayers, int numHeads, int numKvHeads,
+            int headDim, int vocabSize, double rmsNormEps, double ropeTheta, RopeScaling ropeScaling,
+            boolean tieWordEmbeddings, int maxPositionEmbeddings, String torchDtype, boolean attentionBias, boolean mlpBias) {
+        return new ModelConfig(ModelFamily.LLAMA, hiddenSize, intermediateSize, numLayers, numHeads, numKvHeads, headDim,
+                vocabSize, rmsNormEps, ropeTheta, ropeScaling, tieWordEmbeddings, maxPositionEmbeddings, torchDtype,
+                attentionBias, attentionBias, mlpBias, false);
+    }
+
+    /** A Qwen3 model: q/k norms, {@code attentionBias} on q/k/v/o. */
+    public static ModelConfig qwen3(int hiddenSize, int intermediateSize, int numLayers, int numHeads, int numKvHeads,
+            int headDim, int vocabSize, double rmsNormEps, double ropeTheta, RopeScaling ropeScaling,
+            boolean tieWordEmbeddings, int maxPositionEmbeddings, String torchDtype, boolean attentionBias) {
+        return new ModelConfig(ModelFamily.QWEN3, hiddenSize, intermediateSize, numLayers, numHeads, numKvHeads, headDim,
+                vocabSize, rmsNormEps, ropeTheta, ropeScaling, tieWordEmbeddings, maxPositionEmbeddings, torchDtype,
+                attentionBias, attentionBias, false, true);
     }
 
     private static void check(boolean ok, String field, String message) {
@@ -69,6 +113,11 @@ public record ModelConfig(
     /** Width of the concatenated key (or value) heads. */
     public int kvDim() {
         return numKvHeads * headDim;
+    }
+
+    /** RoPE inverse frequencies [headDim/2] in float64, scaled as {@link #ropeScaling} says. */
+    public double[] ropeInverseFrequencies() {
+        return ropeScaling.inverseFrequencies(ropeTheta, headDim);
     }
 
     public static ModelConfig read(Path modelDir) {
@@ -104,15 +153,17 @@ public record ModelConfig(
         if (modelType == null) {
             throw new QlabException("config.json: field \"model_type\" is missing");
         }
-        if (!modelType.equals("qwen2")) {
-            throw new QlabException("config.json: field \"model_type\" is \"" + modelType + "\", only \"qwen2\" is supported");
-        }
+        ModelFamily family = ModelFamily.byModelType(modelType);
         String act = f.string("hidden_act", "silu");
         if (!act.equals("silu")) {
             throw new QlabException("config.json: field \"hidden_act\" is \"" + act + "\", only \"silu\" is supported");
         }
-        requireDefaultRope(root, "rope_scaling");
-        requireDefaultRope(root, "rope_parameters");
+        RopeScaling scaling = ropeScaling(root);
+        double partialRotary = f.optionalDouble("partial_rotary_factor", 1.0);
+        if (partialRotary != 1.0) {
+            throw new QlabException("config.json: field \"partial_rotary_factor\" is " + partialRotary
+                    + "; only full rotary embeddings (1.0) are supported");
+        }
         if (f.bool("use_sliding_window", false)) {
             throw new QlabException("config.json: field \"use_sliding_window\" is true; sliding-window attention is not supported");
         }
@@ -135,7 +186,11 @@ public record ModelConfig(
             check(hidden % heads == 0, "hidden_size", hidden + " is not divisible by num_attention_heads " + heads);
             headDim = hidden / heads;
         }
+        // transformers' defaults per family (Qwen2 and Qwen3 configs have no mlp_bias; Qwen2 has no attention_bias)
+        boolean attentionBias = family != ModelFamily.QWEN2 && f.bool("attention_bias", false);
+        boolean mlpBias = family == ModelFamily.LLAMA && f.bool("mlp_bias", false);
         return new ModelConfig(
+                family,
                 hidden,
                 f.requiredInt("intermediate_size"),
                 f.requiredInt("num_hidden_layers"),
@@ -145,35 +200,28 @@ public record ModelConfig(
                 f.requiredInt("vocab_size"),
                 f.requiredDouble("rms_norm_eps"),
                 ropeTheta(root, f),
-                // transformers' Qwen2Config default
+                scaling,
                 f.bool("tie_word_embeddings", false),
-                f.optionalInt("max_position_embeddings", 32768),
-                f.string("torch_dtype", f.string("dtype", "float32")));
+                f.optionalInt("max_position_embeddings", family == ModelFamily.LLAMA ? 2048 : 32768),
+                f.string("torch_dtype", f.string("dtype", "float32")),
+                family == ModelFamily.QWEN2 || attentionBias,
+                attentionBias,
+                mlpBias,
+                family == ModelFamily.QWEN3);
     }
 
     /**
-     * A RoPE description other than the default rotation is rejected. {@code rope_scaling} is the
-     * transformers 4 field (null, or an object whose {@code rope_type} or {@code type} says
-     * "default" when there is no scaling); transformers 5 writes {@code rope_parameters}, which
-     * also carries the base.
+     * The RoPE scaling from {@code rope_scaling} (transformers 4) or {@code rope_parameters}
+     * (transformers 5); when both are given they must agree.
      */
-    private static void requireDefaultRope(JsonNode root, String field) {
-        JsonNode v = root.get(field);
-        if (v == null || v.isNull()) {
-            return;
+    private static RopeScaling ropeScaling(JsonNode root) {
+        RopeScaling legacy = RopeScaling.parse(root, "rope_scaling");
+        RopeScaling parameters = RopeScaling.parse(root, "rope_parameters");
+        if (legacy.type() != RopeScaling.Type.NONE && parameters.type() != RopeScaling.Type.NONE && !legacy.equals(parameters)) {
+            throw new QlabException("config.json: field \"rope_scaling\" (" + legacy + ") contradicts \"rope_parameters\" ("
+                    + parameters + ")");
         }
-        if (!v.isObject()) {
-            throw new QlabException("config.json: field \"" + field + "\" must be an object or null, got " + v);
-        }
-        JsonNode type = v.hasNonNull("rope_type") ? v.get("rope_type") : v.get("type");
-        if (type != null && !type.isNull() && !"default".equals(type.asText())) {
-            throw new QlabException("config.json: field \"" + field + "\" asks for RoPE type " + type
-                    + "; only the default rotation is supported");
-        }
-        if (type == null && v.size() > (v.has("rope_theta") ? 1 : 0)) {
-            throw new QlabException("config.json: field \"" + field + "\" is set without a \"rope_type\"; "
-                    + "only the default rotation is supported");
-        }
+        return legacy.type() != RopeScaling.Type.NONE ? legacy : parameters;
     }
 
     /** The RoPE base: {@code rope_theta}, or {@code rope_parameters.rope_theta} where transformers 5 keeps it. */
@@ -189,28 +237,37 @@ public record ModelConfig(
         return f.requiredDouble("rope_theta");
     }
 
-    /** The config.json a Hugging Face Qwen2 model directory would carry. */
+    /** The config.json a Hugging Face model directory of this family would carry. */
     public String toJson() {
         ObjectMapper mapper = new ObjectMapper();
         ObjectNode n = mapper.createObjectNode();
-        n.putArray("architectures").add("Qwen2ForCausalLM");
-        n.put("model_type", "qwen2");
+        n.putArray("architectures").add(family.architecture());
+        n.put("model_type", family.modelType());
         n.put("hidden_act", "silu");
         n.put("hidden_size", hiddenSize);
         n.put("intermediate_size", intermediateSize);
         n.put("num_hidden_layers", numLayers);
         n.put("num_attention_heads", numHeads);
         n.put("num_key_value_heads", numKvHeads);
-        if (headDim * numHeads != hiddenSize) {
+        if (headDim * numHeads != hiddenSize || family != ModelFamily.QWEN2) {
             n.put("head_dim", headDim);
         }
+        if (family != ModelFamily.QWEN2) {
+            n.put("attention_bias", oBias);
+        }
+        if (family == ModelFamily.LLAMA) {
+            n.put("mlp_bias", mlpBias);
+        }
+        ropeScaling.writeTo(n);
         n.put("rms_norm_eps", rmsNormEps);
         n.put("rope_theta", ropeTheta);
         n.put("vocab_size", vocabSize);
         n.put("tie_word_embeddings", tieWordEmbeddings);
         n.put("max_position_embeddings", maxPositionEmbeddings);
         n.put("torch_dtype", torchDtype);
-        n.put("use_sliding_window", false);
+        if (family != ModelFamily.LLAMA) {
+            n.put("use_sliding_window", false);
+        }
         try {
             return mapper.writerWithDefaultPrettyPrinter().writeValueAsString(n) + "\n";
         } catch (IOException e) {
@@ -233,6 +290,7 @@ public record ModelConfig(
 
     public Map<String, Object> describe() {
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("model_type", family.modelType());
         m.put("hidden_size", hiddenSize);
         m.put("intermediate_size", intermediateSize);
         m.put("num_hidden_layers", numLayers);
@@ -241,8 +299,13 @@ public record ModelConfig(
         m.put("head_dim", headDim);
         m.put("vocab_size", vocabSize);
         m.put("rope_theta", ropeTheta);
+        m.put("rope_scaling", ropeScaling.toString());
         m.put("rms_norm_eps", rmsNormEps);
         m.put("tie_word_embeddings", tieWordEmbeddings);
+        m.put("qkv_bias", qkvBias);
+        m.put("o_bias", oBias);
+        m.put("mlp_bias", mlpBias);
+        m.put("qk_norm", qkNorm);
         return m;
     }
 
@@ -261,6 +324,10 @@ public record ModelConfig(
 
         int optionalInt(String name, int dflt) {
             return root.hasNonNull(name) ? requiredInt(name) : dflt;
+        }
+
+        double optionalDouble(String name, double dflt) {
+            return root.hasNonNull(name) ? requiredDouble(name) : dflt;
         }
 
         double requiredDouble(String name) {

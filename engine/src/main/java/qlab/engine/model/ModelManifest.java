@@ -8,8 +8,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The tensors a Qwen2 checkpoint must hold, derived from the config alone, so a file can be
- * checked against what the architecture needs rather than trusted.
+ * The tensors a checkpoint must hold, derived from the config alone (its sizes and which biases
+ * and norms its family has), so a file can be checked against what the architecture needs rather
+ * than trusted.
  */
 public record ModelManifest(Map<String, long[]> expected) {
 
@@ -27,23 +28,31 @@ public record ModelManifest(Map<String, long[]> expected) {
         m.put(EMBED, new long[] {c.vocabSize(), h});
         for (int i = 0; i < c.numLayers(); i++) {
             m.put(layer(i, "input_layernorm.weight"), new long[] {h});
-            m.put(layer(i, "self_attn.q_proj.weight"), new long[] {c.qDim(), h});
-            m.put(layer(i, "self_attn.q_proj.bias"), new long[] {c.qDim()});
-            m.put(layer(i, "self_attn.k_proj.weight"), new long[] {c.kvDim(), h});
-            m.put(layer(i, "self_attn.k_proj.bias"), new long[] {c.kvDim()});
-            m.put(layer(i, "self_attn.v_proj.weight"), new long[] {c.kvDim(), h});
-            m.put(layer(i, "self_attn.v_proj.bias"), new long[] {c.kvDim()});
-            m.put(layer(i, "self_attn.o_proj.weight"), new long[] {h, c.qDim()});
+            linear(m, layer(i, "self_attn.q_proj"), c.qDim(), h, c.qkvBias());
+            linear(m, layer(i, "self_attn.k_proj"), c.kvDim(), h, c.qkvBias());
+            linear(m, layer(i, "self_attn.v_proj"), c.kvDim(), h, c.qkvBias());
+            if (c.qkNorm()) {
+                m.put(layer(i, "self_attn.q_norm.weight"), new long[] {c.headDim()});
+                m.put(layer(i, "self_attn.k_norm.weight"), new long[] {c.headDim()});
+            }
+            linear(m, layer(i, "self_attn.o_proj"), h, c.qDim(), c.oBias());
             m.put(layer(i, "post_attention_layernorm.weight"), new long[] {h});
-            m.put(layer(i, "mlp.gate_proj.weight"), new long[] {c.intermediateSize(), h});
-            m.put(layer(i, "mlp.up_proj.weight"), new long[] {c.intermediateSize(), h});
-            m.put(layer(i, "mlp.down_proj.weight"), new long[] {h, c.intermediateSize()});
+            linear(m, layer(i, "mlp.gate_proj"), c.intermediateSize(), h, c.mlpBias());
+            linear(m, layer(i, "mlp.up_proj"), c.intermediateSize(), h, c.mlpBias());
+            linear(m, layer(i, "mlp.down_proj"), h, c.intermediateSize(), c.mlpBias());
         }
         m.put(FINAL_NORM, new long[] {h});
         if (!c.tieWordEmbeddings()) {
             m.put(LM_HEAD, new long[] {c.vocabSize(), h});
         }
         return new ModelManifest(m);
+    }
+
+    private static void linear(Map<String, long[]> m, String prefix, long out, long in, boolean bias) {
+        m.put(prefix + ".weight", new long[] {out, in});
+        if (bias) {
+            m.put(prefix + ".bias", new long[] {out});
+        }
     }
 
     /** What is wrong with a file's tensor set, one line per problem; empty when it matches. */

@@ -3,7 +3,8 @@ package qlab.engine.model;
 import qlab.engine.tensor.Matrix;
 
 /**
- * The readable specification of the Qwen2 forward pass: plain loops in float64, the whole
+ * The readable specification of the forward pass of every supported family (Qwen2, Llama,
+ * Qwen3: biases, q/k norms and RoPE scaling as {@link ModelConfig} describes them): plain loops in float64, the whole
  * sequence recomputed from scratch (no KV cache), no threads, no vectors, no fusion. It is slow
  * and exists to be obviously right; the fast {@link Transformer} is tested against it.
  *
@@ -17,7 +18,7 @@ public final class ReferenceModel {
      * show that the goldens tell each of them apart from the right arithmetic.
      */
     public enum Variant {
-        /** The real Qwen2 arithmetic. */
+        /** The real arithmetic (named after the first family it was written for). */
         QWEN2,
         /** RoPE rotating adjacent pairs (2i, 2i+1) instead of halves (i, i + d/2). */
         INTERLEAVED_ROPE,
@@ -30,6 +31,7 @@ public final class ReferenceModel {
     private final ModelConfig c;
     private final Weights w;
     private final Variant variant;
+    private final double[] invFreq; // [headDim/2], float64, scaled as the config says
 
     public ReferenceModel(Model model) {
         this(model, Variant.QWEN2);
@@ -39,6 +41,7 @@ public final class ReferenceModel {
         this.c = model.config();
         this.w = model.weights();
         this.variant = variant;
+        this.invFreq = c.ropeInverseFrequencies();
     }
 
     /** logits [T][vocab] for every position of {@code tokens}, positions starting at 0. */
@@ -65,6 +68,10 @@ public final class ReferenceModel {
                 q[t] = linear(L.q(), h[t], L.qBias());
                 k[t] = linear(L.k(), h[t], L.kBias());
                 v[t] = linear(L.v(), h[t], L.vBias());
+                if (c.qkNorm()) {
+                    headNorm(q[t], c.numHeads(), L.qNorm());
+                    headNorm(k[t], c.numKvHeads(), L.kNorm());
+                }
                 rope(q[t], c.numHeads(), t);
                 rope(k[t], c.numKvHeads(), t);
             }
@@ -95,7 +102,7 @@ public final class ReferenceModel {
                         }
                     }
                 }
-                double[] o = linear(L.o(), att, null);
+                double[] o = linear(L.o(), att, L.oBias());
                 for (int i = 0; i < hidden; i++) {
                     x[t][i] += o[i];
                 }
@@ -103,12 +110,12 @@ public final class ReferenceModel {
             // ---- MLP
             for (int t = 0; t < n; t++) {
                 double[] h2 = rmsnorm(x[t], L.mlpNorm());
-                double[] g = linear(L.gate(), h2, null);
-                double[] u = linear(L.up(), h2, null);
+                double[] g = linear(L.gate(), h2, L.gateBias());
+                double[] u = linear(L.up(), h2, L.upBias());
                 for (int i = 0; i < g.length; i++) {
                     g[i] = g[i] / (1 + Math.exp(-g[i])) * u[i];
                 }
-                double[] d = linear(L.down(), g, null);
+                double[] d = linear(L.down(), g, L.downBias());
                 for (int i = 0; i < hidden; i++) {
                     x[t][i] += d[i];
                 }
@@ -154,6 +161,15 @@ public final class ReferenceModel {
         return out;
     }
 
+    /** Each of nHeads head vectors of a, RMS-normalised over its headDim entries (Qwen3's q_norm/k_norm). */
+    private void headNorm(double[] a, int nHeads, float[] weight) {
+        int hd = c.headDim();
+        for (int h = 0; h < nHeads; h++) {
+            double[] head = rmsnorm(java.util.Arrays.copyOfRange(a, h * hd, (h + 1) * hd), weight);
+            System.arraycopy(head, 0, a, h * hd, hd);
+        }
+    }
+
     /** y = W x + b, W [out, in]. */
     private static double[] linear(Matrix m, double[] in, float[] bias) {
         double[] y = new double[m.rows()];
@@ -186,7 +202,7 @@ public final class ReferenceModel {
         if (variant == Variant.INTERLEAVED_ROPE) {
             for (int h = 0; h < nHeads; h++) {
                 for (int i = 0; i < half; i++) {
-                    double angle = pos / Math.pow(c.ropeTheta(), (2.0 * i) / hd);
+                    double angle = pos * invFreq[i];
                     double x1 = a[h * hd + 2 * i];
                     double x2 = a[h * hd + 2 * i + 1];
                     a[h * hd + 2 * i] = x1 * Math.cos(angle) - x2 * Math.sin(angle);
@@ -197,7 +213,7 @@ public final class ReferenceModel {
         }
         for (int h = 0; h < nHeads; h++) {
             for (int i = 0; i < half; i++) {
-                double angle = pos / Math.pow(c.ropeTheta(), (2.0 * i) / hd);
+                double angle = pos * invFreq[i];
                 double x1 = a[h * hd + i];
                 double x2 = a[h * hd + i + half];
                 a[h * hd + i] = x1 * Math.cos(angle) - x2 * Math.sin(angle);

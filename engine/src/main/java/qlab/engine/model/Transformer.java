@@ -11,7 +11,8 @@ import qlab.engine.tensor.VectorSupport;
 import qlab.engine.util.WorkerPool;
 
 /**
- * The fast Qwen2 forward pass: matrix products on the worker pool, q/k/v and gate/up fused into
+ * The fast forward pass of every supported family (Qwen2, Llama, Qwen3; what differs between
+ * them is data in {@link ModelConfig}): matrix products on the worker pool, q/k/v and gate/up fused into
  * one dispatch each (they share their input), Vector API kernels.
  *
  * <p>One call processes a batch of rows; each row is one token of some sequence at some
@@ -50,11 +51,7 @@ public final class Transformer implements LanguageModel {
         this.c = model.config();
         this.w = model.weights();
         this.pool = pool;
-        int half = c.headDim() / 2;
-        this.invFreq = new double[half];
-        for (int i = 0; i < half; i++) {
-            invFreq[i] = 1.0 / Math.pow(c.ropeTheta(), (2.0 * i) / c.headDim());
-        }
+        this.invFreq = c.ropeInverseFrequencies();
     }
 
     @Override
@@ -188,6 +185,15 @@ public final class Transformer implements LanguageModel {
                 addBias(q, t * c.qDim(), L.qBias());
                 addBias(k, t * c.kvDim(), L.kBias());
                 addBias(v, t * c.kvDim(), L.vBias());
+                if (c.qkNorm()) {
+                    // Qwen3: each head's q and k RMS-normalised over its headDim entries, before RoPE
+                    for (int h = 0; h < c.numHeads(); h++) {
+                        rmsnorm(q, t * c.qDim() + h * c.headDim(), L.qNorm(), c.headDim());
+                    }
+                    for (int h = 0; h < c.numKvHeads(); h++) {
+                        rmsnorm(k, t * c.kvDim() + h * c.headDim(), L.kNorm(), c.headDim());
+                    }
+                }
                 rope(q, t * c.qDim(), c.numHeads(), t);
                 rope(k, t * c.kvDim(), c.numKvHeads(), t);
                 // The cache stores post-RoPE keys at the row's absolute position.
@@ -200,6 +206,7 @@ public final class Transformer implements LanguageModel {
                 observer.observe(l, ActivationObserver.Site.ATTN_OUTPUT, att, n, c.qDim());
             }
             project(L.o(), att, n, tmp);
+            addRowBias(tmp, n, L.oBias());
             addInPlace(x, tmp, n * hidden);
 
             // ---- MLP block
@@ -212,6 +219,7 @@ public final class Transformer implements LanguageModel {
                 observer.observe(l, ActivationObserver.Site.MLP_HIDDEN, gate, n, c.intermediateSize());
             }
             project(L.down(), gate, n, tmp);
+            addRowBias(tmp, n, L.downBias());
             addInPlace(x, tmp, n * hidden);
         }
 
@@ -268,6 +276,12 @@ public final class Transformer implements LanguageModel {
             L.gate().matmul(xb, pg, n, gate, inter, 0, s, e);
             L.up().matmul(xb, pu, n, up, inter, 0, s, e);
             for (int t = 0; t < n; t++) {
+                if (L.gateBias() != null) {
+                    for (int i = s; i < e; i++) {
+                        gate[t * inter + i] += L.gateBias()[i];
+                        up[t * inter + i] += L.upBias()[i];
+                    }
+                }
                 siluMul(gate, up, t * inter + s, e - s);
             }
         });
@@ -318,22 +332,46 @@ public final class Transformer implements LanguageModel {
     // ----------------------------------------------------------------------------------------
     // Element-wise pieces
 
+    /** out (n, hidden) = RMSNorm of each row of in (n, hidden). */
     private void rmsnorm(float[] in, float[] weight, float[] out, int n) {
         int hidden = c.hiddenSize();
-        float eps = (float) c.rmsNormEps();
         for (int t = 0; t < n; t++) {
-            int o = t * hidden;
-            float ss = FloatKernels.dot(in, o, in, o, hidden);
-            float r = (float) (1.0 / Math.sqrt(ss / hidden + eps));
-            for (int i = 0; i < hidden; i++) {
-                out[o + i] = weight[i] * (in[o + i] * r);
-            }
+            rmsnorm(in, t * hidden, weight, out, t * hidden, hidden);
         }
     }
 
+    /** In place: a[off .. off+len) = RMSNorm over those len entries. */
+    private void rmsnorm(float[] a, int off, float[] weight, int len) {
+        rmsnorm(a, off, weight, a, off, len);
+    }
+
+    /** out[oo + i] = weight[i] * in[io + i] / sqrt(mean(in[io ..]^2) + eps), i < len. */
+    private void rmsnorm(float[] in, int io, float[] weight, float[] out, int oo, int len) {
+        float eps = (float) c.rmsNormEps();
+        float ss = FloatKernels.dot(in, io, in, io, len);
+        float r = (float) (1.0 / Math.sqrt(ss / len + eps));
+        for (int i = 0; i < len; i++) {
+            out[oo + i] = weight[i] * (in[io + i] * r);
+        }
+    }
+
+    /** a[off + i] += bias[i]; nothing when the model has no such bias. */
     private static void addBias(float[] a, int off, float[] bias) {
+        if (bias == null) {
+            return;
+        }
         for (int i = 0; i < bias.length; i++) {
             a[off + i] += bias[i];
+        }
+    }
+
+    /** Each of n rows of a (rows of bias.length) += bias; nothing when bias is null. */
+    private static void addRowBias(float[] a, int n, float[] bias) {
+        if (bias == null) {
+            return;
+        }
+        for (int t = 0; t < n; t++) {
+            addBias(a, t * bias.length, bias);
         }
     }
 

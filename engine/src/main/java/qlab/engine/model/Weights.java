@@ -1,33 +1,44 @@
 package qlab.engine.model;
 
-import static qlab.engine.model.ModelManifest.layer;
-
+import java.util.LinkedHashMap;
+import java.util.Map;
 import qlab.engine.tensor.Matrix;
 
-/** All weights of a Qwen2 model. When embeddings are tied, {@code lmHead == embed}. */
+/** All weights of a model. When embeddings are tied, {@code lmHead == embed}. */
 public record Weights(Matrix embed, LayerWeights[] layers, float[] finalNorm, Matrix lmHead) {
 
     public static Weights load(ModelConfig c, WeightSource src) {
         int h = c.hiddenSize();
         LayerWeights[] layers = new LayerWeights[c.numLayers()];
         for (int i = 0; i < layers.length; i++) {
-            layers[i] = new LayerWeights(
-                    src.vector(layer(i, "input_layernorm.weight"), h),
-                    src.matrix(layer(i, "self_attn.q_proj.weight"), c.qDim(), h),
-                    src.vector(layer(i, "self_attn.q_proj.bias"), c.qDim()),
-                    src.matrix(layer(i, "self_attn.k_proj.weight"), c.kvDim(), h),
-                    src.vector(layer(i, "self_attn.k_proj.bias"), c.kvDim()),
-                    src.matrix(layer(i, "self_attn.v_proj.weight"), c.kvDim(), h),
-                    src.vector(layer(i, "self_attn.v_proj.bias"), c.kvDim()),
-                    src.matrix(layer(i, "self_attn.o_proj.weight"), h, c.qDim()),
-                    src.vector(layer(i, "post_attention_layernorm.weight"), h),
-                    src.matrix(layer(i, "mlp.gate_proj.weight"), c.intermediateSize(), h),
-                    src.matrix(layer(i, "mlp.up_proj.weight"), c.intermediateSize(), h),
-                    src.matrix(layer(i, "mlp.down_proj.weight"), h, c.intermediateSize()));
+            layers[i] = LayerWeights.load(c, i, src);
         }
         Matrix embed = src.matrix(ModelManifest.EMBED, c.vocabSize(), h);
         Matrix head = c.tieWordEmbeddings() ? embed : src.matrix(ModelManifest.LM_HEAD, c.vocabSize(), h);
         return new Weights(embed, layers, src.vector(ModelManifest.FINAL_NORM, h), head);
+    }
+
+    /** Every weight matrix by its Hugging Face name; a tied head is the embedding, listed once. */
+    public Map<String, Matrix> matrices() {
+        Map<String, Matrix> m = new LinkedHashMap<>();
+        m.put(ModelManifest.EMBED, embed);
+        for (int i = 0; i < layers.length; i++) {
+            layers[i].putMatrices(i, m);
+        }
+        if (lmHead != embed) {
+            m.put(ModelManifest.LM_HEAD, lmHead);
+        }
+        return m;
+    }
+
+    /** Every norm weight and bias by its Hugging Face name. */
+    public Map<String, float[]> vectors() {
+        Map<String, float[]> m = new LinkedHashMap<>();
+        for (int i = 0; i < layers.length; i++) {
+            layers[i].putVectors(i, m);
+        }
+        m.put(ModelManifest.FINAL_NORM, finalNorm);
+        return m;
     }
 
     /**

@@ -17,7 +17,7 @@ import qlab.engine.safetensors.DType;
 import qlab.engine.safetensors.SafetensorsWriter;
 
 /**
- * Writes a deterministic synthetic Qwen2 checkpoint in Hugging Face layout (config.json +
+ * Writes a deterministic synthetic checkpoint of any supported family in Hugging Face layout (config.json +
  * model.safetensors in BF16): the same seed gives the same bytes, on any number of threads.
  *
  * <p>The weights imitate the statistics that make quantization of real LLMs hard, rather than
@@ -120,7 +120,12 @@ public final class SyntheticCheckpoint {
     private void vector(String name, float[] out) {
         SplittableRandom r = rng(name, 0);
         boolean norm = name.endsWith("layernorm.weight") || name.equals(ModelManifest.FINAL_NORM);
-        if (norm) {
+        if (name.endsWith("q_norm.weight") || name.endsWith("k_norm.weight")) {
+            // per-head norms (Qwen3): around 1, no outlier channels (those index the hidden dimension)
+            for (int i = 0; i < out.length; i++) {
+                out[i] = (float) (1 + 0.1 * r.nextGaussian());
+            }
+        } else if (norm) {
             double center = name.equals(ModelManifest.FINAL_NORM) ? 2.5 : 1.0;
             for (int i = 0; i < out.length; i++) {
                 out[i] = (float) (center * (1 + 0.1 * r.nextGaussian()));

@@ -21,7 +21,9 @@ import qlab.engine.util.WorkerPool;
 /**
  * The fast forward pass against the float64 reference on shapes the fixtures do not cover
  * (untied head, GQA group 3, one KV head, no grouping, head dims that are not a multiple of the
- * vector width, other RoPE bases), and the KV cache under five chunkings of the same ids.
+ * vector width or differ from hidden / heads, other RoPE bases, llama3 and linear RoPE scaling,
+ * Llama attention and MLP biases, Qwen3 q/k norms with and without biases), and the KV cache
+ * under five chunkings of the same ids.
  */
 class FastVsReferenceTest {
 
@@ -45,7 +47,11 @@ class FastVsReferenceTest {
                 Arguments.of("untied-group3", TestModels.untiedGroup3()),
                 Arguments.of("no-grouping", TestModels.noGrouping()),
                 Arguments.of("one-kv-head", TestModels.oneKvHead()),
-                Arguments.of("tiny-preset", SyntheticPreset.TINY.config()));
+                Arguments.of("tiny-preset", SyntheticPreset.TINY.config()),
+                Arguments.of("llama3-rope-scaling", TestModels.llama3Scaled()),
+                Arguments.of("llama-biases-linear-rope", TestModels.llamaBiases()),
+                Arguments.of("qwen3-norms", TestModels.qwen3Norms()),
+                Arguments.of("qwen3-biases", TestModels.qwen3Biases()));
     }
 
     private static int[] ids(int n, int vocab, long seed) {

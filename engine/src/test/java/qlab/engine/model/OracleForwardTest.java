@@ -16,9 +16,10 @@ import qlab.engine.util.WorkerPool;
 
 /**
  * The engine against golden logits and greedy continuations produced by Hugging Face
- * transformers' Qwen2 arithmetic (see the fixture README): fast path within 1e-4 of both the
- * float32 and the float64 goldens, the float64 reference within 1e-9 of the float64 golden,
- * greedy tokens identical.
+ * transformers' Qwen2, Llama (llama3 RoPE scaling, untied head) and Qwen3 (q/k norms, head dim
+ * independent of the hidden size) arithmetic (see the fixture README): fast path within 1e-4 of
+ * both the float32 and the float64 goldens, the float64 reference within 1e-9 of the float64
+ * golden, greedy tokens identical.
  */
 class OracleForwardTest {
 
@@ -34,14 +35,15 @@ class OracleForwardTest {
         pool.close();
     }
 
-    static Stream<String> dtypes() {
-        return Stream.of("bf16", "f16", "f32");
+    static Stream<String> models() {
+        return Stream.of("tiny-qwen2/bf16", "tiny-qwen2/f16", "tiny-qwen2/f32",
+                "tiny-llama/bf16", "tiny-llama/f16", "tiny-llama/f32");
     }
 
     @ParameterizedTest
-    @MethodSource("dtypes")
-    void tinyModelMatchesGoldens(String dtype) {
-        Path dir = Fixtures.oracle().resolve("tiny-qwen2").resolve(dtype);
+    @MethodSource("models")
+    void tinyModelMatchesGoldens(String name) {
+        Path dir = Fixtures.oracle().resolve(name);
         Model model = Model.load(dir);
         Transformer fast = new Transformer(model, pool);
         ReferenceModel ref = new ReferenceModel(model);
@@ -82,13 +84,18 @@ class OracleForwardTest {
                     seq.get("name") + ": greedy continuation (KV cache)");
             assertArrayEquals(expected, ref.greedy(ids, expected.length), seq.get("name") + ": greedy (reference)");
         }
-        System.out.printf("tiny-qwen2/%s: max |fast - golden| = %.3g, max |reference(f64) - f64 golden| = %.3g%n",
-                dtype, worstFast, worstRef);
+        System.out.printf("%s: max |fast - golden| = %.3g, max |reference(f64) - f64 golden| = %.3g%n",
+                name, worstFast, worstRef);
     }
 
-    @org.junit.jupiter.api.Test
-    void realVocabularyModelMatchesGoldens() {
-        Path dir = Fixtures.oracle().resolve("tiny-qwen2-realvocab");
+    static Stream<String> realVocabularyModels() {
+        return Stream.of("tiny-qwen2-realvocab", "tiny-llama3-realvocab", "tiny-qwen3-realvocab");
+    }
+
+    @ParameterizedTest
+    @MethodSource("realVocabularyModels")
+    void realVocabularyModelMatchesGoldens(String name) {
+        Path dir = Fixtures.oracle().resolve(name);
         Model model = Model.load(dir);
         Transformer fast = new Transformer(model, pool);
         ReferenceModel ref = new ReferenceModel(model);
@@ -98,11 +105,20 @@ class OracleForwardTest {
         for (JsonNode p : manifest.get("prompts")) {
             int[] ids = Fixtures.ints(p.get("input_ids"));
             double[] g64 = Fixtures.f64(dir.resolve(p.get("last_position_logits_f64").get("file").textValue()));
+            float[] g32 = Fixtures.f32(dir.resolve(p.get("last_position_logits_f32").get("file").textValue()));
             KvCache cache = fast.newCache(ids.length + 32);
             float[] all = fast.forward(ids, cache, true);
             int lastOff = (ids.length - 1) * vocab;
             for (int j = 0; j < vocab; j++) {
                 worst = Math.max(worst, Math.abs(all[lastOff + j] - g64[j]));
+                worst = Math.max(worst, Math.abs(all[lastOff + j] - g32[j]));
+            }
+            if (p.has("all_positions_logits_f32")) {
+                float[] every = Fixtures.f32(dir.resolve(p.get("all_positions_logits_f32").get("file").textValue()));
+                assertEquals(all.length, every.length);
+                for (int i = 0; i < every.length; i++) {
+                    worst = Math.max(worst, Math.abs(all[i] - every[i]));
+                }
             }
             // every position: top-20 ids' logits and the log-sum-exp
             JsonNode top = p.get("per_position_top20_f64");
@@ -133,7 +149,7 @@ class OracleForwardTest {
             int[] expected = Fixtures.ints(p.get("greedy_continuation"));
             assertArrayEquals(expected, Greedy.continueGreedy(fast, cache, last, vocab, expected.length), p.get("name").textValue());
         }
-        assertTrue(worst <= 1e-4, "max |fast - golden| = " + worst);
-        System.out.printf("tiny-qwen2-realvocab: max |fast - golden| = %.3g%n", worst);
+        assertTrue(worst <= 1e-4, name + ": max |fast - golden| = " + worst);
+        System.out.printf("%s: max |fast - golden| = %.3g%n", name, worst);
     }
 }

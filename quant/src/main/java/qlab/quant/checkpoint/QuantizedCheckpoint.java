@@ -65,7 +65,7 @@ public final class QuantizedCheckpoint {
         ModelConfig c = source.config();
         Weights w = source.weights();
         Map<String, Matrix> out = new LinkedHashMap<>();
-        for (var e : matrices(c, w).entrySet()) {
+        for (var e : w.matrices().entrySet()) {
             if (!(e.getValue() instanceof F32Matrix f)) {
                 throw new QlabException(source.source() + ": tensor \"" + e.getKey() + "\" is already " + e.getValue().format()
                         + "; quantize from the original (f32/f16/bf16) model");
@@ -74,13 +74,13 @@ public final class QuantizedCheckpoint {
             float[] imp = importance == null ? null : importance.forMatrix(e.getKey());
             out.put(e.getKey(), QuantizedMatrix.quantize(format, f.data(), f.rows(), f.cols(), imp, pool));
         }
-        return new Model(c, Weights.load(c, new Source(c, out, w)), source.source() + " [" + plan + "]");
+        return new Model(c, Weights.load(c, new Source(out, w)), source.source() + " [" + plan + "]");
     }
 
     /** The quantized matrices of a model, with what each costs. */
     public static List<TensorEntry> entries(Model model) {
         List<TensorEntry> list = new ArrayList<>();
-        for (var e : matrices(model.config(), model.weights()).entrySet()) {
+        for (var e : model.weights().matrices().entrySet()) {
             Matrix m = e.getValue();
             if (m instanceof QuantizedMatrix q) {
                 QuantFormat f = q.quantFormat();
@@ -102,7 +102,7 @@ public final class QuantizedCheckpoint {
         writer.metadata("qlab.config", c.toJson());
         provenance.forEach((k, v) -> writer.metadata("qlab." + k, v));
         for (TensorEntry t : entries(quantized)) {
-            Matrix m = matrices(c, w).get(t.name());
+            Matrix m = w.matrices().get(t.name());
             if (!(m instanceof QuantizedMatrix q)) {
                 throw new IllegalArgumentException(t.name() + " is not quantized");
             }
@@ -125,7 +125,7 @@ public final class QuantizedCheckpoint {
                 }
             });
         }
-        for (var e : vectors(c, w).entrySet()) {
+        for (var e : w.vectors().entrySet()) {
             writer.addFloats(e.getKey(), DType.F32, new long[] {e.getValue().length}, e.getValue());
         }
         writer.write(out);
@@ -203,41 +203,8 @@ public final class QuantizedCheckpoint {
 
     // ----------------------------------------------------------------------------------------
 
-    static Map<String, Matrix> matrices(ModelConfig c, Weights w) {
-        Map<String, Matrix> m = new LinkedHashMap<>();
-        m.put(ModelManifest.EMBED, w.embed());
-        for (int i = 0; i < c.numLayers(); i++) {
-            var L = w.layers()[i];
-            m.put(ModelManifest.layer(i, "self_attn.q_proj.weight"), L.q());
-            m.put(ModelManifest.layer(i, "self_attn.k_proj.weight"), L.k());
-            m.put(ModelManifest.layer(i, "self_attn.v_proj.weight"), L.v());
-            m.put(ModelManifest.layer(i, "self_attn.o_proj.weight"), L.o());
-            m.put(ModelManifest.layer(i, "mlp.gate_proj.weight"), L.gate());
-            m.put(ModelManifest.layer(i, "mlp.up_proj.weight"), L.up());
-            m.put(ModelManifest.layer(i, "mlp.down_proj.weight"), L.down());
-        }
-        if (!c.tieWordEmbeddings()) {
-            m.put(ModelManifest.LM_HEAD, w.lmHead());
-        }
-        return m;
-    }
-
-    static Map<String, float[]> vectors(ModelConfig c, Weights w) {
-        Map<String, float[]> m = new LinkedHashMap<>();
-        for (int i = 0; i < c.numLayers(); i++) {
-            var L = w.layers()[i];
-            m.put(ModelManifest.layer(i, "input_layernorm.weight"), L.attnNorm());
-            m.put(ModelManifest.layer(i, "self_attn.q_proj.bias"), L.qBias());
-            m.put(ModelManifest.layer(i, "self_attn.k_proj.bias"), L.kBias());
-            m.put(ModelManifest.layer(i, "self_attn.v_proj.bias"), L.vBias());
-            m.put(ModelManifest.layer(i, "post_attention_layernorm.weight"), L.mlpNorm());
-        }
-        m.put(ModelManifest.FINAL_NORM, w.finalNorm());
-        return m;
-    }
-
     /** Matrices from a map, vectors from existing weights: the in-memory quantized model. */
-    private record Source(ModelConfig config, Map<String, Matrix> matrices, Weights original) implements WeightSource {
+    private record Source(Map<String, Matrix> matrices, Weights original) implements WeightSource {
         @Override
         public Matrix matrix(String name, int rows, int cols) {
             return matrices.get(name);
@@ -245,7 +212,7 @@ public final class QuantizedCheckpoint {
 
         @Override
         public float[] vector(String name, int length) {
-            return vectors(config, original).get(name);
+            return original.vectors().get(name);
         }
 
         @Override
