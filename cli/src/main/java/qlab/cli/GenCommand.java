@@ -11,14 +11,14 @@ import qlab.engine.synthetic.SyntheticModelDirectory;
 import qlab.engine.synthetic.SyntheticPreset;
 
 @Command(name = "gen", mixinStandardHelpOptions = true,
-        description = {"Write a deterministic synthetic Qwen2 checkpoint (Hugging Face layout, BF16) for runs without a download.",
+        description = {"Write a deterministic synthetic checkpoint (Qwen2, Llama or Qwen3; Hugging Face layout, BF16) for runs without a download.",
             "With the checkout's datasets/ present, a byte-level BPE tokenizer trained on its calibration text is written too."})
 final class GenCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--preset", required = true, description = "qwen2.5-0.5b, small or tiny.")
+    @Option(names = "--preset", required = true, description = "tiny, tiny-llama, tiny-qwen3, small, qwen2.5-0.5b, llama3.2-1b or qwen3-0.6b.")
     String preset;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed (default: ${DEFAULT-VALUE}); same seed, same bytes.")

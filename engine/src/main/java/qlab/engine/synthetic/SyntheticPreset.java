@@ -10,6 +10,12 @@ import qlab.engine.model.RopeScaling;
 public enum SyntheticPreset {
     /** Seconds to generate and run; for tests and the quick sweep. */
     TINY("tiny", new ModelConfig(64, 176, 2, 4, 2, 16, 4096, 1e-6, 1_000_000.0, true, 32768, "bfloat16")),
+    /** TINY's sizes as a Llama: llama3 RoPE scaling (all three frequency branches at head dim 16), untied head. */
+    TINY_LLAMA("tiny-llama", ModelConfig.llama(64, 176, 2, 4, 2, 16, 4096, 1e-5, 500_000.0,
+            RopeScaling.llama3(8, 1, 4, 64), false, 32768, "bfloat16", false, false)),
+    /** TINY's sizes as a Qwen3: q/k norms, head dim 32 (4 heads x 32 = twice the hidden size). */
+    TINY_QWEN3("tiny-qwen3", ModelConfig.qwen3(64, 176, 2, 4, 2, 32, 4096, 1e-6, 1_000_000.0,
+            RopeScaling.NONE, true, 32768, "bfloat16", false)),
     /** A few million parameters, deep enough for quantization error to compound across layers. */
     SMALL("small", new ModelConfig(256, 704, 4, 4, 2, 64, 8192, 1e-6, 1_000_000.0, true, 32768, "bfloat16")),
     /** Exactly the shapes of Qwen2.5-0.5B-Instruct: 494,032,768 parameters. */
@@ -37,13 +43,17 @@ public enum SyntheticPreset {
         return config;
     }
 
+    /** Every preset id, comma-separated. */
+    public static String known() {
+        return Arrays.stream(values()).map(SyntheticPreset::id).collect(Collectors.joining(", "));
+    }
+
     public static SyntheticPreset byId(String id) {
         for (SyntheticPreset p : values()) {
             if (p.id.equals(id)) {
                 return p;
             }
         }
-        throw new QlabException("unknown preset \"" + id + "\"; known: "
-                + Arrays.stream(values()).map(SyntheticPreset::id).collect(Collectors.joining(", ")));
+        throw new QlabException("unknown preset \"" + id + "\"; known: " + known());
     }
 }

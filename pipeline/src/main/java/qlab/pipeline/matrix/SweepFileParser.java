@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -12,7 +13,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 import qlab.engine.QlabException;
+import qlab.engine.synthetic.SyntheticPreset;
 import qlab.pipeline.CalibrationSet;
 import qlab.pipeline.EvalSettings;
 import qlab.pipeline.ModelSpec;
@@ -27,7 +30,8 @@ import qlab.pipeline.ThroughputSettings;
 public final class SweepFileParser {
 
     public static final int SCHEMA_VERSION = 1;
-    public static final Set<String> PRESETS = Set.of("tiny", "small", "qwen2.5-0.5b");
+    public static final Set<String> PRESETS = Arrays.stream(SyntheticPreset.values())
+            .map(SyntheticPreset::id).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> TOP_KEYS = Set.of("qlab_sweep", "name", "model", "formats", "group_sizes",
             "threads", "imatrix", "activations", "calibration", "evaluation", "measurements", "throughput");
@@ -161,7 +165,8 @@ public final class SweepFileParser {
         YamlNode presetNode = m.entries().get("preset");
         String preset = string(presetNode, "model.preset");
         if (!PRESETS.contains(preset)) {
-            throw error(presetNode, "model.preset", "unknown preset \"" + preset + "\" (known: tiny, small, qwen2.5-0.5b)");
+            throw error(presetNode, "model.preset", "unknown preset \"" + preset + "\" (known: "
+                    + SyntheticPreset.known() + ")");
         }
         YamlNode seed = required(m, "seed", "model");
         return ModelSpec.preset(preset, longValue(seed, "model.seed"));

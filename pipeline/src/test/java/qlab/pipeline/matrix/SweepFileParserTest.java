@@ -160,7 +160,7 @@ class SweepFileParserTest {
 
     @Test
     void unknownPreset() throws IOException {
-        assertEquals("bad.yaml:4: key \"model.preset\": unknown preset \"huge\" (known: tiny, small, qwen2.5-0.5b)",
+        assertEquals("bad.yaml:4: key \"model.preset\": unknown preset \"huge\" (known: tiny, tiny-llama, tiny-qwen3, small, qwen2.5-0.5b, llama3.2-1b, qwen3-0.6b)",
                 error(SweepFiles.MATRIX.replace("preset: tiny", "preset: huge")));
     }
 

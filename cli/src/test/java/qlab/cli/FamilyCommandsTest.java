@@ -1,0 +1,92 @@
+package qlab.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import qlab.engine.synthetic.SyntheticPreset;
+import qlab.engine.testing.Fixtures;
+
+/** Llama and Qwen3 models through the command line: gen, inspect, calibrate, quantize, ppl, kl, bench, generate. */
+class FamilyCommandsTest {
+
+    @TempDir
+    Path tmp;
+
+    private static JsonNode json(CliRun r) throws Exception {
+        assertEquals(0, r.exit(), r.err());
+        return new ObjectMapper().readTree(r.out());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tiny-llama", "tiny-qwen3"})
+    void everyMeasurementRunsOnTheFamily(String preset) throws Exception {
+        Path model = tmp.resolve(preset);
+        assertEquals(0, CliRun.of("gen", "--preset", preset, "--seed", "3", "--out", model.toString()).exit());
+        JsonNode inspect = json(CliRun.of("inspect", "--model", model.toString(), "--json"));
+        assertEquals(SyntheticPreset.byId(preset).config().parameterCount(), inspect.get("parameters").longValue());
+        assertTrue(inspect.get("ok").booleanValue());
+
+        Path calib = Path.of(System.getProperty("qlab.home"), "datasets", "calib", "en-prose.txt");
+        Path text = Path.of(System.getProperty("qlab.home"), "datasets", "eval", "en-prose.txt");
+        Path im = tmp.resolve(preset + ".imatrix");
+        assertEquals(0, CliRun.of("calibrate", "--model", model.toString(), "--text", calib.toString(), "--max-tokens", "300",
+                "--ctx", "100", "--out", im.toString()).exit());
+        Path q = tmp.resolve(preset + ".q4_0.safetensors");
+        CliRun qr = CliRun.of("quantize", "--model", model.toString(), "--format", "q4_0", "--attn", "q8_0", "--imatrix",
+                im.toString(), "--out", q.toString());
+        assertEquals(0, qr.exit(), qr.err());
+        double bpw = json(CliRun.of("inspect", "--model", q.toString(), "--json")).get("bits_per_weight").asDouble();
+        assertTrue(bpw > 4.5 && bpw < 8.5, "bits per weight " + bpw);
+
+        JsonNode ppl = json(CliRun.of("ppl", "--model", q.toString(), "--text", text.toString(), "--ctx", "100",
+                "--max-tokens", "200", "--json"));
+        assertTrue(ppl.get("ppl").asDouble() > 1, ppl.toString());
+        JsonNode kl = json(CliRun.of("kl", "--base", model.toString(), "--model", q.toString(), "--text", text.toString(),
+                "--ctx", "100", "--max-tokens", "200", "--activations", "int8", "--json"));
+        assertTrue(kl.get("kl").get("mean").asDouble() > 0, kl.toString());
+
+        JsonNode bench = json(CliRun.of("bench", "--model", q.toString(), "--prompt-tokens", "8", "--decode-tokens", "4",
+                "--reps", "1", "--threads", "1", "--bandwidth-mib", "16", "--json"));
+        assertTrue(bench.get("decode_tps_median").asDouble() > 0);
+        JsonNode batch = json(CliRun.of("bench-batch", "--model", q.toString(), "--batch", "1,2", "--steps", "2", "--reps", "1",
+                "--prompt-tokens", "4", "--threads", "1", "--json"));
+        assertEquals(2, batch.get("results").size());
+        JsonNode gen = json(CliRun.of("generate", "--model", q.toString(), "--ids", "5,6,7", "--max-tokens", "4", "--json"));
+        assertEquals(4, gen.get("ids").size());
+    }
+
+    @Test
+    void theLlamaFixtureGeneratesItsGoldenContinuation() throws Exception {
+        Path dir = Fixtures.oracle().resolve("tiny-llama/f32");
+        JsonNode seq = Fixtures.json(dir.resolve("golden/manifest.json")).get("sequences").get(2);
+        StringBuilder ids = new StringBuilder();
+        for (JsonNode id : seq.get("input_ids")) {
+            ids.append(ids.isEmpty() ? "" : ",").append(id.intValue());
+        }
+        JsonNode gen = json(CliRun.of("generate", "--model", dir.toString(), "--ids", ids.toString(), "--max-tokens", "20",
+                "--temperature", "0", "--json"));
+        assertEquals(seq.get("greedy_continuation"), gen.get("ids"));
+    }
+
+    @Test
+    void anUnsupportedRopeScalingFailsInOneLineNamingTheField() throws Exception {
+        Path dir = tmp.resolve("yarn");
+        Path src = Fixtures.oracle().resolve("tiny-llama/f32");
+        Files.createDirectories(dir);
+        Files.copy(src.resolve("model.safetensors"), dir.resolve("model.safetensors"));
+        Files.writeString(dir.resolve("config.json"),
+                Files.readString(src.resolve("config.json")).replace("\"rope_type\": \"llama3\"", "\"rope_type\": \"yarn\""));
+        CliRun r = CliRun.of("generate", "--model", dir.toString(), "--ids", "1,2", "--max-tokens", "2");
+        assertTrue(r.exit() != 0);
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("\"rope_scaling\"") && r.err().contains("yarn"), r.err());
+    }
+}
