@@ -60,10 +60,11 @@ final class InspectCommand implements Callable<Integer> {
             JsonOutput.print(out, m);
         } else {
             out.printf("model:      %s%n", model);
-            out.printf("config:     hidden %d, intermediate %d, layers %d, heads %d (kv %d, head dim %d), vocab %d, %s, rope theta %g%n",
-                    config.hiddenSize(), config.intermediateSize(), config.numLayers(), config.numHeads(),
+            out.printf("config:     %s, hidden %d, intermediate %d, layers %d, heads %d (kv %d, head dim %d), vocab %d, %s, rope theta %g%n",
+                    config.family().modelType(), config.hiddenSize(), config.intermediateSize(), config.numLayers(), config.numHeads(),
                     config.numKvHeads(), config.headDim(), config.vocabSize(),
                     config.tieWordEmbeddings() ? "tied embeddings" : "separate lm_head", config.ropeTheta());
+            out.printf("structure:  %s%n", structure(config));
             out.printf("files:      %d%n", ckpt.files().size());
             out.printf("tensors:    %d%n", ckpt.tensors().size());
             out.printf("parameters: %,d%n", params);
@@ -88,6 +89,22 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     /** A quantized checkpoint: bits per weight per tensor and in total, and where it came from. */
+    /** What the family adds to the plain decoder: biases, q/k norms, RoPE scaling. */
+    static String structure(ModelConfig c) {
+        java.util.List<String> parts = new java.util.ArrayList<>();
+        if (c.qkvBias()) {
+            parts.add(c.oBias() ? "q/k/v/o biases" : "q/k/v biases");
+        }
+        if (c.mlpBias()) {
+            parts.add("MLP biases");
+        }
+        if (c.qkNorm()) {
+            parts.add("q/k norms");
+        }
+        parts.add("RoPE scaling " + c.ropeScaling());
+        return String.join(", ", parts);
+    }
+
     private int inspectQuantized() {
         Model m = QuantizedCheckpoint.load(model, false, false); // validated, not read: inspect runs no kernel
         var entries = QuantizedCheckpoint.entries(m);
@@ -105,7 +122,7 @@ final class InspectCommand implements Callable<Integer> {
             j.put("model", model.toString());
             j.put("quantized", true);
             j.put("parameters", params);
-            j.put("tensors", entries.size() + 1 + 5 * m.config().numLayers());
+            j.put("tensors", entries.size() + m.weights().vectors().size());
             j.put("bytes", fileBytes);
             j.put("matrix_bytes", QuantizedCheckpoint.matrixBytes(entries));
             j.put("bits_per_weight", QuantizedCheckpoint.bitsPerWeight(entries));

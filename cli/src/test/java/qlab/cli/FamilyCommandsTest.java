@@ -43,7 +43,9 @@ class FamilyCommandsTest {
         CliRun qr = CliRun.of("quantize", "--model", model.toString(), "--format", "q4_0", "--attn", "q8_0", "--imatrix",
                 im.toString(), "--out", q.toString());
         assertEquals(0, qr.exit(), qr.err());
-        double bpw = json(CliRun.of("inspect", "--model", q.toString(), "--json")).get("bits_per_weight").asDouble();
+        JsonNode quantized = json(CliRun.of("inspect", "--model", q.toString(), "--json"));
+        assertEquals(inspect.get("tensors").intValue(), quantized.get("tensors").intValue());
+        double bpw = quantized.get("bits_per_weight").asDouble();
         assertTrue(bpw > 4.5 && bpw < 8.5, "bits per weight " + bpw);
 
         JsonNode ppl = json(CliRun.of("ppl", "--model", q.toString(), "--text", text.toString(), "--ctx", "100",
@@ -61,6 +63,30 @@ class FamilyCommandsTest {
         assertEquals(2, batch.get("results").size());
         JsonNode gen = json(CliRun.of("generate", "--model", q.toString(), "--ids", "5,6,7", "--max-tokens", "4", "--json"));
         assertEquals(4, gen.get("ids").size());
+    }
+
+    @Test
+    void aSweepRunsOnLlamaAndQwen3Presets() throws Exception {
+        Path text = Path.of(System.getProperty("qlab.home"), "datasets", "eval", "en-prose.txt");
+        for (String preset : new String[] {"tiny-llama", "tiny-qwen3"}) {
+            Path f = tmp.resolve(preset + ".yaml");
+            Files.writeString(f, """
+                    qlab_sweep: 1
+                    model: {preset: %s, seed: 2}
+                    formats: [q4_0]
+                    group_sizes: [32]
+                    threads: [1]
+                    evaluation: {text: %s, ctx: 64, tokens: 128}
+                    measurements: [quality]
+                    """.formatted(preset, text.toAbsolutePath()));
+            Path out = tmp.resolve(preset + "-out");
+            CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", tmp.resolve("cache").toString());
+            assertEquals(0, c.exit(), c.err());
+            assertTrue(c.err().contains("1 ok, 0 skipped, 0 failed"), c.err());
+            for (var row : qlab.pipeline.results.ResultFiles.readRows(java.util.List.of(out))) {
+                assertTrue(row.klMean() > 0 && Double.isFinite(row.klMean()), row.toString());
+            }
+        }
     }
 
     @Test
