@@ -15,6 +15,7 @@ import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelManifest;
 import qlab.engine.safetensors.Checkpoint;
+import qlab.engine.testing.TestModels;
 
 class SyntheticCheckpointTest {
 
@@ -70,5 +71,28 @@ class SyntheticCheckpointTest {
             rms += v * v / kb.length;
         }
         assertTrue(Math.sqrt(rms) > 0.2, "key biases are non-trivial");
+    }
+
+    @Test
+    void qwen3HeadNormsAreAroundOneAndLlamaBiasesAreWritten() {
+        new SyntheticCheckpoint(SyntheticPreset.TINY_QWEN3.config(), 1).write(tmp.resolve("q3"));
+        Checkpoint q3 = Checkpoint.open(tmp.resolve("q3"));
+        for (String norm : new String[] {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}) {
+            float[] w = q3.floats(ModelManifest.layer(1, norm));
+            assertEquals(SyntheticPreset.TINY_QWEN3.config().headDim(), w.length);
+            for (float v : w) {
+                assertTrue(v > 0.5 && v < 1.5, norm + " " + v);
+            }
+        }
+        new SyntheticCheckpoint(TestModels.llamaBiases(), 1).write(tmp.resolve("lb"));
+        Checkpoint lb = Checkpoint.open(tmp.resolve("lb"));
+        for (String bias : new String[] {"self_attn.o_proj.bias", "mlp.gate_proj.bias", "mlp.up_proj.bias", "mlp.down_proj.bias"}) {
+            double rms = 0;
+            float[] b = lb.floats(ModelManifest.layer(0, bias));
+            for (float v : b) {
+                rms += v * v / b.length;
+            }
+            assertTrue(Math.sqrt(rms) > 0.01 && Math.sqrt(rms) < 0.2, bias + " rms " + Math.sqrt(rms));
+        }
     }
 }
