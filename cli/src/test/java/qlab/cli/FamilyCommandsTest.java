@@ -52,7 +52,7 @@ class FamilyCommandsTest {
                 "--max-tokens", "200", "--json"));
         assertTrue(ppl.get("ppl").asDouble() > 1, ppl.toString());
         JsonNode kl = json(CliRun.of("kl", "--base", model.toString(), "--model", q.toString(), "--text", text.toString(),
-                "--ctx", "100", "--max-tokens", "200", "--activations", "int8", "--json"));
+                "--ctx", "100", "--max-tokens", "200", "--activations", "int8", "--cache", tmp.resolve("cache").toString(), "--json"));
         assertTrue(kl.get("kl").get("mean").asDouble() > 0, kl.toString());
 
         JsonNode bench = json(CliRun.of("bench", "--model", q.toString(), "--prompt-tokens", "8", "--decode-tokens", "4",
