@@ -136,74 +136,78 @@ public final class KlDivergence {
         double[] sqRef = new double[1];
         boolean full = base.kind() == LogProbBaseline.Kind.FULL;
         boolean[] inTop = full ? null : new boolean[vocab];
-        WindowScorer.Work work = WindowScorer.run(model, tokens, ctx, mode, (i, target, logits, off) -> {
-            if (base.target(i) != target) {
-                throw new QlabException(base.path() + ": position " + i + " scores token " + base.target(i)
-                        + ", this text has " + target + " (the baseline was made from another text)");
-            }
-            double lse = WindowScorer.logSumExp(logits, off, vocab);
-            int best = 0;
-            for (int j = 1; j < vocab; j++) {
-                if (logits[off + j] > logits[off + best]) {
-                    best = j;
+        WindowScorer.Work work;
+        try (LogProbBaseline.Reader ref = base.reader()) {
+            work = WindowScorer.run(model, tokens, ctx, mode, (i, target, logits, off) -> {
+                ref.load(i);
+                if (ref.target() != target) {
+                    throw new QlabException(base.path() + ": position " + i + " scores token " + ref.target()
+                            + ", this text has " + target + " (the baseline was made from another text)");
                 }
-            }
-            int refTop = base.argmax(i);
-            agree[i] = best == refTop;
-            nllModel[i] = lse - logits[off + target];
-            nllBase[i] = -base.targetLogProb(i);
-            double d = 0;
-            if (full) {
-                double meanB = 0;
-                double meanQ = 0;
-                for (int j = 0; j < vocab; j++) {
-                    double lb = base.logProb(i, j);
-                    double lq = logits[off + j] - lse;
-                    d += Math.exp(lb) * (lb - lq);
-                    meanB += lb;
-                    meanQ += lq;
-                }
-                meanB /= vocab;
-                meanQ /= vocab;
-                double e = 0;
-                double r = 0;
-                for (int j = 0; j < vocab; j++) {
-                    double cb = base.logProb(i, j) - meanB;
-                    double cq = logits[off + j] - lse - meanQ;
-                    e += (cq - cb) * (cq - cb);
-                    r += cb * cb;
-                }
-                sqErr[0] += e;
-                sqRef[0] += r;
-                dp[i] = Math.exp(logits[off + refTop] - lse) - Math.exp(base.logProb(i, refTop));
-            } else {
-                double massQ = 0;
-                for (int k = 0; k < base.topK(); k++) {
-                    int id = base.topId(i, k);
-                    inTop[id] = true;
-                    double lb = base.topLogProb(i, k);
-                    double lq = logits[off + id] - lse;
-                    d += Math.exp(lb) * (lb - lq);
-                    massQ += Math.exp(lq);
-                }
-                double tailB = base.tailMass(i);
-                double tailQ = 0;
-                for (int j = 0; j < vocab; j++) {
-                    if (!inTop[j]) {
-                        tailQ += Math.exp(logits[off + j] - lse);
+                double lse = WindowScorer.logSumExp(logits, off, vocab);
+                int best = 0;
+                for (int j = 1; j < vocab; j++) {
+                    if (logits[off + j] > logits[off + best]) {
+                        best = j;
                     }
                 }
-                for (int k = 0; k < base.topK(); k++) {
-                    inTop[base.topId(i, k)] = false;
+                int refTop = ref.argmax();
+                agree[i] = best == refTop;
+                nllModel[i] = lse - logits[off + target];
+                nllBase[i] = -ref.targetLogProb();
+                double d = 0;
+                if (full) {
+                    double meanB = 0;
+                    double meanQ = 0;
+                    for (int j = 0; j < vocab; j++) {
+                        double lb = ref.logProb(j);
+                        double lq = logits[off + j] - lse;
+                        d += Math.exp(lb) * (lb - lq);
+                        meanB += lb;
+                        meanQ += lq;
+                    }
+                    meanB /= vocab;
+                    meanQ /= vocab;
+                    double e = 0;
+                    double r = 0;
+                    for (int j = 0; j < vocab; j++) {
+                        double cb = ref.logProb(j) - meanB;
+                        double cq = logits[off + j] - lse - meanQ;
+                        e += (cq - cb) * (cq - cb);
+                        r += cb * cb;
+                    }
+                    sqErr[0] += e;
+                    sqRef[0] += r;
+                    dp[i] = Math.exp(logits[off + refTop] - lse) - Math.exp(ref.logProb(refTop));
+                } else {
+                    double massQ = 0;
+                    for (int k = 0; k < base.topK(); k++) {
+                        int id = ref.topId(k);
+                        inTop[id] = true;
+                        double lb = ref.topLogProb(k);
+                        double lq = logits[off + id] - lse;
+                        d += Math.exp(lb) * (lb - lq);
+                        massQ += Math.exp(lq);
+                    }
+                    double tailB = ref.tailMass();
+                    double tailQ = 0;
+                    for (int j = 0; j < vocab; j++) {
+                        if (!inTop[j]) {
+                            tailQ += Math.exp(logits[off + j] - lse);
+                        }
+                    }
+                    for (int k = 0; k < base.topK(); k++) {
+                        inTop[ref.topId(k)] = false;
+                    }
+                    if (tailB > 0 && tailQ > 0) {
+                        d += tailB * (Math.log(tailB) - Math.log(tailQ));
+                    }
+                    dp[i] = Math.exp(logits[off + refTop] - lse) - Math.exp(ref.topLogProb(0));
                 }
-                if (tailB > 0 && tailQ > 0) {
-                    d += tailB * (Math.log(tailB) - Math.log(tailQ));
-                }
-                dp[i] = Math.exp(logits[off + refTop] - lse) - Math.exp(base.topLogProb(i, 0));
-            }
-            // tiny negative values are float round-off of a zero divergence
-            kl[i] = Math.max(0, d);
-        });
+                // tiny negative values are float round-off of a zero divergence
+                kl[i] = Math.max(0, d);
+            });
+        }
         int agreeCount = 0;
         for (boolean a : agree) {
             agreeCount += a ? 1 : 0;

@@ -4,9 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -14,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import qlab.engine.QlabException;
 import qlab.engine.model.LanguageModel;
 
@@ -26,6 +26,10 @@ import qlab.engine.model.LanguageModel;
  * top-k log-probabilities plus the probability mass of everything else (KL over k+1 outcomes, a
  * lower bound of the exact KL by the log-sum inequality; about 8k bytes per position).
  *
+ * <p>The file is written and read one record at a time through a {@link FileChannel}, never mapped
+ * whole: a full baseline of 20k tokens is ~6 GB, and mapped pages count as resident memory once
+ * touched. Memory is one record whatever the text's length.
+ *
  * <p>File: "QLABLP01", int32 header length, JSON header, padding to 64 bytes, then one
  * fixed-size little-endian record per scored position:
  * full: int32 target, int32 argmax, f32 logprob[vocab];
@@ -37,9 +41,6 @@ public final class LogProbBaseline {
     public enum Kind { FULL, COMPACT }
 
     private static final byte[] MAGIC = "QLABLP01".getBytes(StandardCharsets.US_ASCII);
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path path;
     private final Kind kind;
@@ -47,17 +48,17 @@ public final class LogProbBaseline {
     private final int topK;
     private final int positions;
     private final String key;
-    private final MemorySegment records;
+    private final long dataStart;
     private final long recordBytes;
 
-    private LogProbBaseline(Path path, Kind kind, int vocab, int topK, int positions, String key, MemorySegment records) {
+    private LogProbBaseline(Path path, Kind kind, int vocab, int topK, int positions, String key, long dataStart) {
         this.path = path;
         this.kind = kind;
         this.vocab = vocab;
         this.topK = topK;
         this.positions = positions;
         this.key = key;
-        this.records = records;
+        this.dataStart = dataStart;
         this.recordBytes = recordBytes(kind, vocab, topK);
     }
 
@@ -89,35 +90,95 @@ public final class LogProbBaseline {
         return path;
     }
 
-    public int target(int p) {
-        return records.get(I32, p * recordBytes);
+    /** A reader holding one record at a time; not thread-safe, one per scoring pass. */
+    public Reader reader() {
+        try {
+            return new Reader(FileChannel.open(path, StandardOpenOption.READ));
+        } catch (IOException e) {
+            throw new QlabException(path + ": cannot read the baseline: " + e.getMessage());
+        }
     }
 
-    public int argmax(int p) {
-        return records.get(I32, p * recordBytes + 4);
-    }
+    /** The records of a baseline, read one position at a time ({@link #load}) into a reused buffer. */
+    public final class Reader implements AutoCloseable {
+        private final FileChannel channel;
+        private final ByteBuffer record;
+        private final float[] logProbs;
+        private int loaded = -1;
 
-    /** log p(target) under the reference. */
-    public double targetLogProb(int p) {
-        return kind == Kind.FULL ? logProb(p, target(p)) : records.get(F32, p * recordBytes + 8);
-    }
+        private Reader(FileChannel channel) {
+            this.channel = channel;
+            this.record = ByteBuffer.allocate(Math.toIntExact(recordBytes)).order(ByteOrder.LITTLE_ENDIAN);
+            this.logProbs = kind == Kind.FULL ? new float[vocab] : null;
+        }
 
-    /** Full baselines: log p(token) at position p. */
-    public float logProb(int p, int token) {
-        return records.get(F32, p * recordBytes + 8 + 4L * token);
-    }
+        /** Reads position p's record; the accessors below then describe it. */
+        public void load(int p) {
+            if (p < 0 || p >= positions) {
+                throw new IndexOutOfBoundsException("position " + p + " of " + positions);
+            }
+            record.clear();
+            long at = dataStart + p * recordBytes;
+            try {
+                while (record.hasRemaining()) {
+                    if (channel.read(record, at + record.position()) < 0) {
+                        throw new QlabException(path + ": record " + p + " is past the end of the file (truncated?)");
+                    }
+                }
+            } catch (IOException e) {
+                throw new QlabException(path + ": cannot read record " + p + ": " + e.getMessage());
+            }
+            if (logProbs != null) {
+                record.position(8);
+                record.asFloatBuffer().get(logProbs);
+            }
+            loaded = p;
+        }
 
-    /** Compact baselines: the probability mass outside the top k. */
-    public double tailMass(int p) {
-        return records.get(F64, p * recordBytes + 16);
-    }
+        /** The position whose record is loaded, -1 before the first {@link #load}. */
+        public int position() {
+            return loaded;
+        }
 
-    public int topId(int p, int i) {
-        return records.get(I32, p * recordBytes + 24 + 4L * i);
-    }
+        public int target() {
+            return record.getInt(0);
+        }
 
-    public float topLogProb(int p, int i) {
-        return records.get(F32, p * recordBytes + 24 + 4L * topK + 4L * i);
+        public int argmax() {
+            return record.getInt(4);
+        }
+
+        /** log p(target) under the reference. */
+        public double targetLogProb() {
+            return kind == Kind.FULL ? logProbs[target()] : record.getFloat(8);
+        }
+
+        /** Full baselines: log p(token). */
+        public float logProb(int token) {
+            return logProbs[token];
+        }
+
+        /** Compact baselines: the probability mass outside the top k. */
+        public double tailMass() {
+            return record.getDouble(16);
+        }
+
+        public int topId(int i) {
+            return record.getInt(24 + 4 * i);
+        }
+
+        public float topLogProb(int i) {
+            return record.getFloat(24 + 4 * topK + 4 * i);
+        }
+
+        @Override
+        public void close() {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                throw new QlabException(path + ": cannot close the baseline: " + e.getMessage());
+            }
+        }
     }
 
     /**
@@ -131,9 +192,10 @@ public final class LogProbBaseline {
             throw new QlabException("--top-k must be between 1 and the vocabulary size - 1, got " + topK);
         }
         int positions = Windows.scoredCount(Windows.plan(tokens.length, ctx, mode));
-        long rec = recordBytes(kind, vocab, kind == Kind.FULL ? 0 : topK);
+        int k = kind == Kind.FULL ? 0 : topK;
+        long rec = recordBytes(kind, vocab, k);
         ObjectNode h = new ObjectMapper().createObjectNode();
-        h.put("key", key).put("kind", kind.name().toLowerCase()).put("vocab", vocab).put("top_k", kind == Kind.FULL ? 0 : topK)
+        h.put("key", key).put("kind", kind.name().toLowerCase()).put("vocab", vocab).put("top_k", k)
                 .put("positions", positions).put("ctx", ctx).put("mode", mode.id());
         byte[] header = h.toString().getBytes(StandardCharsets.UTF_8);
         long dataStart = align64(MAGIC.length + 4 + header.length);
@@ -141,33 +203,32 @@ public final class LogProbBaseline {
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
         try {
             Files.createDirectories(out.toAbsolutePath().getParent());
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING); Arena arena = Arena.ofConfined()) {
-                MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, dataStart + rec * positions, arena);
-                MemorySegment.copy(MAGIC, 0, seg, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
-                seg.set(I32, MAGIC.length, header.length);
-                MemorySegment.copy(header, 0, seg, ValueLayout.JAVA_BYTE, MAGIC.length + 4, header.length);
-                int k = topK;
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer head = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);
+                head.put(MAGIC).putInt(header.length).put(header).clear();
+                writeFully(ch, head, 0);
+                ByteBuffer record = ByteBuffer.allocate(Math.toIntExact(rec)).order(ByteOrder.LITTLE_ENDIAN);
+                boolean[] inTop = kind == Kind.COMPACT ? new boolean[vocab] : null;
                 WindowScorer.run(model, tokens, ctx, mode, (i, target, logits, off) -> {
-                    long base = dataStart + i * rec;
                     double lse = WindowScorer.logSumExp(logits, off, vocab);
-                    seg.set(I32, base, target);
+                    record.clear();
+                    record.putInt(0, target);
                     if (kind == Kind.FULL) {
                         int best = 0;
                         for (int j = 0; j < vocab; j++) {
-                            seg.set(F32, base + 8 + 4L * j, (float) (logits[off + j] - lse));
+                            record.putFloat(8 + 4 * j, (float) (logits[off + j] - lse));
                             if (logits[off + j] > logits[off + best]) {
                                 best = j;
                             }
                         }
-                        seg.set(I32, base + 4, best);
+                        record.putInt(4, best);
                     } else {
                         int[] top = TopK.indices(logits, off, vocab, k);
-                        boolean[] inTop = new boolean[vocab];
                         for (int j = 0; j < k; j++) {
                             inTop[top[j]] = true;
-                            seg.set(I32, base + 24 + 4L * j, top[j]);
-                            seg.set(F32, base + 24 + 4L * k + 4L * j, (float) (logits[off + top[j]] - lse));
+                            record.putInt(24 + 4 * j, top[j]);
+                            record.putFloat(24 + 4 * k + 4 * j, (float) (logits[off + top[j]] - lse));
                         }
                         double tail = 0;
                         for (int j = 0; j < vocab; j++) {
@@ -175,52 +236,81 @@ public final class LogProbBaseline {
                                 tail += Math.exp(logits[off + j] - lse);
                             }
                         }
-                        seg.set(I32, base + 4, top[0]);
-                        seg.set(F32, base + 8, (float) (logits[off + target] - lse));
-                        seg.set(F64, base + 16, tail);
+                        for (int j = 0; j < k; j++) {
+                            inTop[top[j]] = false;
+                        }
+                        record.putInt(4, top[0]);
+                        record.putFloat(8, (float) (logits[off + target] - lse));
+                        record.putFloat(12, 0f);
+                        record.putDouble(16, tail);
                     }
+                    writeFully(ch, record, dataStart + i * rec);
                 });
-                seg.force();
+                ch.force(true);
             }
             Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw new QlabException(out + ": cannot write the baseline: " + e.getMessage());
         }
         return open(out);
     }
 
+    private static void writeFully(FileChannel ch, ByteBuffer buf, long at) {
+        try {
+            long pos = at;
+            while (buf.hasRemaining()) {
+                pos += ch.write(buf, pos);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     public static LogProbBaseline open(Path file) {
-        MemorySegment all;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            all = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), Arena.ofAuto());
+            long size = ch.size();
+            ByteBuffer first = ByteBuffer.allocate((int) Math.min(size, MAGIC.length + 4)).order(ByteOrder.LITTLE_ENDIAN);
+            readFully(ch, first, 0);
+            byte[] magic = new byte[Math.min(MAGIC.length, first.limit())];
+            first.get(0, magic);
+            if (size < MAGIC.length + 4 || !Arrays.equals(magic, MAGIC)) {
+                throw new QlabException(file + ": not a qlab log-probability baseline (bad magic)");
+            }
+            int hl = first.getInt(MAGIC.length);
+            if (hl < 2 || MAGIC.length + 4L + hl > size) {
+                throw new QlabException(file + ": header length " + hl + " is past the end of the file");
+            }
+            ByteBuffer hb = ByteBuffer.allocate(hl);
+            readFully(ch, hb, MAGIC.length + 4);
+            JsonNode h;
+            try {
+                h = new ObjectMapper().readTree(new String(hb.array(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new QlabException(file + ": header is not valid JSON");
+            }
+            Kind kind = "full".equals(h.path("kind").asText()) ? Kind.FULL : Kind.COMPACT;
+            int vocab = h.path("vocab").asInt();
+            int topK = h.path("top_k").asInt();
+            int positions = h.path("positions").asInt();
+            long start = align64(MAGIC.length + 4 + hl);
+            long need = start + recordBytes(kind, vocab, topK) * positions;
+            if (vocab < 1 || positions < 1 || topK < 0 || (kind == Kind.COMPACT && topK < 1) || size != need) {
+                throw new QlabException(file + ": field \"positions\" says " + positions + " records of vocabulary " + vocab
+                        + ", which needs " + need + " bytes; the file has " + size + " (truncated?)");
+            }
+            return new LogProbBaseline(file, kind, vocab, topK, positions, h.path("key").asText(), start);
         } catch (IOException e) {
             throw new QlabException(file + ": cannot read the baseline: " + e.getMessage());
         }
-        if (all.byteSize() < MAGIC.length + 4
-                || !java.util.Arrays.equals(all.asSlice(0, MAGIC.length).toArray(ValueLayout.JAVA_BYTE), MAGIC)) {
-            throw new QlabException(file + ": not a qlab log-probability baseline (bad magic)");
+    }
+
+    private static void readFully(FileChannel ch, ByteBuffer buf, long at) throws IOException {
+        while (buf.hasRemaining()) {
+            if (ch.read(buf, at + buf.position()) < 0) {
+                break;
+            }
         }
-        int hl = all.get(I32, MAGIC.length);
-        if (hl < 2 || MAGIC.length + 4L + hl > all.byteSize()) {
-            throw new QlabException(file + ": header length " + hl + " is past the end of the file");
-        }
-        JsonNode h;
-        try {
-            h = new ObjectMapper().readTree(new String(all.asSlice(MAGIC.length + 4, hl).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new QlabException(file + ": header is not valid JSON");
-        }
-        Kind kind = "full".equals(h.path("kind").asText()) ? Kind.FULL : Kind.COMPACT;
-        int vocab = h.path("vocab").asInt();
-        int topK = h.path("top_k").asInt();
-        int positions = h.path("positions").asInt();
-        long start = align64(MAGIC.length + 4 + hl);
-        long need = start + recordBytes(kind, vocab, topK) * positions;
-        if (vocab < 1 || positions < 1 || all.byteSize() != need) {
-            throw new QlabException(file + ": field \"positions\" says " + positions + " records of vocabulary " + vocab
-                    + ", which needs " + need + " bytes; the file has " + all.byteSize() + " (truncated?)");
-        }
-        return new LogProbBaseline(file, kind, vocab, topK, positions, h.path("key").asText(), all.asSlice(start));
+        buf.flip();
     }
 
     private static long align64(long n) {

@@ -145,4 +145,46 @@ class KlDivergenceTest {
         assertTrue(assertThrows(QlabException.class, () -> KlDivergence.compare(perturbed(), b, ids, 30, ScoringMode.ALL))
                 .getMessage().contains("positions"));
     }
+
+    @Test
+    void recordsReadInAnyOrderAreTheOnesWritten() {
+        int[] ids = new SplittableRandom(9).ints(90, 0, VOCAB).toArray();
+        int ctx = 30;
+        LogProbBaseline full = LogProbBaseline.create(baseModel(), ids, ctx, ScoringMode.ALL, LogProbBaseline.Kind.FULL, 0, "k",
+                tmp.resolve("order.bin"));
+        int n = full.positions();
+        int[] targets = new int[n];
+        float[] first = new float[n];
+        try (LogProbBaseline.Reader r = full.reader()) {
+            for (int p = 0; p < n; p++) {
+                r.load(p);
+                targets[p] = r.target();
+                first[p] = r.logProb(0);
+            }
+            for (int p = n - 1; p >= 0; p -= 7) {
+                r.load(p);
+                assertEquals(targets[p], r.target());
+                assertEquals(first[p], r.logProb(0));
+                assertEquals(r.logProb(r.target()), r.targetLogProb());
+            }
+        }
+        // window of 30: positions 1..29 of each window are scored, in order
+        assertEquals(ids[1], targets[0]);
+        assertEquals(ids[31], targets[29]);
+    }
+
+    @Test
+    void aTruncatedBaselineIsRejectedNamingTheFile() throws Exception {
+        int[] ids = new SplittableRandom(5).ints(60, 0, VOCAB).toArray();
+        Path file = tmp.resolve("cut.bin");
+        LogProbBaseline.create(baseModel(), ids, 30, ScoringMode.ALL, LogProbBaseline.Kind.COMPACT, 4, "k", file);
+        try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(ch.size() - 3);
+        }
+        String msg = assertThrows(QlabException.class, () -> LogProbBaseline.open(file)).getMessage();
+        assertTrue(msg.startsWith(file.toString()) && msg.contains("truncated"), msg);
+        java.nio.file.Files.write(file, new byte[] {1, 2, 3});
+        msg = assertThrows(QlabException.class, () -> LogProbBaseline.open(file)).getMessage();
+        assertTrue(msg.contains("bad magic"), msg);
+    }
 }
