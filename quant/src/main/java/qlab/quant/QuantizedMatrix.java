@@ -21,7 +21,7 @@ import qlab.quant.kernel.Int8Strips;
  * argument, changes it). With int8 activations every product, of any number of tokens, runs
  * {@link PackedWeights#dotInt8Rows}: for block formats {@link Int8Strips}, rows in the lanes of a
  * repacked copy built here. MatVecBenchmark, 4864×896, one thread, hot, f32 vs int8 activations:
- * q4_0 6.8 vs 14.7 G multiply-adds/s, q8_0 7.7 vs 10.2 (README for the whole model).
+ * q4_0 6.8 vs 14.7 G multiply-adds/s, q8_0 7.7 vs 10.2 (docs/performance.md for the whole model).
  *
  * <p>Weights live in a {@link MemorySegment}: off-heap (or memory-mapped) segments, not
  * {@code byte[]}-backed ones, because f32 vector loads from a heap byte array measured ~15× slower.
