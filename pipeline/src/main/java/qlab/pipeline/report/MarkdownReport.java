@@ -88,6 +88,7 @@ public final class MarkdownReport {
         row(md, "measured (UTC)", MINUTE.format(Instant.ofEpochMilli(first)) + " to " + MINUTE.format(Instant.ofEpochMilli(last)));
         row(md, "read bandwidth, measured beside each config", perThreads(rows, ResultRow::readBandwidthGbs, "GB/s"));
         row(md, "f32 multiply-add peak, measured beside each config", perThreads(rows, ResultRow::fmaPeakGmacs, "G/s"));
+        row(md, "1-minute load average around the timed runs", loadRange(rows));
         md.append('\n');
     }
 
@@ -192,6 +193,20 @@ public final class MarkdownReport {
         byThreads.forEach((t, s) -> parts.add(t + (t == 1 ? " thread " : " threads ")
                 + (s.getMin() == s.getMax() ? fmt("%.1f", s.getMin()) : fmt("%.1f–%.1f", s.getMin(), s.getMax())) + " " + unit));
         return String.join("; ", parts);
+    }
+
+    /** The lowest and highest load average recorded before or after any timed run. */
+    private static String loadRange(List<ResultRow> rows) {
+        DoubleSummaryStatistics s = new DoubleSummaryStatistics();
+        for (ResultRow r : rows) {
+            if (r.loadAvgBefore() != null) {
+                s.accept(r.loadAvgBefore());
+            }
+            if (r.loadAvgAfter() != null) {
+                s.accept(r.loadAvgAfter());
+            }
+        }
+        return s.getCount() == 0 ? "not recorded" : fmt("%.2f–%.2f", s.getMin(), s.getMax());
     }
 
     private static String distinct(List<ResultRow> rows, Function<ResultRow, Object> value) {

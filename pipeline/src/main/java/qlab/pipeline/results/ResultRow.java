@@ -18,6 +18,8 @@ import qlab.pipeline.matrix.Activations;
  * @param decodeBytes      bytes of weights one decode step reads
  * @param readBandwidthGbs read bandwidth measured beside the row's timed runs, same threads
  * @param fmaPeakGmacs     f32 multiply-add peak measured beside the row's timed runs, same threads
+ * @param loadAvgBefore    1-minute load average just before the row's timed runs (null: none, or not Linux)
+ * @param loadAvgAfter     1-minute load average just after them
  */
 public record ResultRow(String runId, long timestamp, String configId, String modelId, String modelHash,
                         String format, Integer groupSize, Map<String, String> tensorOverrides, String imatrix,
@@ -25,7 +27,8 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
                         Double pplSe, Double klMean, Double klSe, Double klP99, Double top1Agree, Double prefillTps,
                         Double decodeTpsMedian, Double decodeTpsMin, Double decodeTpsMax,
                         Map<Integer, Double> batchTps, Long peakRssBytes, String status, String statusReason,
-                        Machine machine, Long decodeBytes, Double readBandwidthGbs, Double fmaPeakGmacs) {
+                        Machine machine, Long decodeBytes, Double readBandwidthGbs, Double fmaPeakGmacs,
+                        Double loadAvgBefore, Double loadAvgAfter) {
 
     /** The machine and code of a row; fields null in rows that lack them. */
     public record Machine(String codeVersion, String host, String cpu, Integer cores, String jdk, Integer vectorBits) {
@@ -84,7 +87,8 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
                 text(r, "status"), text(r, "status_reason"),
                 new Machine(text(r, "code_version"), text(r, "host"), text(r, "cpu"), integer(r, "cores"), text(r, "jdk"),
                         integer(r, "vector_bits")),
-                longValue(r, "decode_bytes"), real(r, "read_bandwidth_gbs"), real(r, "fma_peak_gmacs"));
+                longValue(r, "decode_bytes"), real(r, "read_bandwidth_gbs"), real(r, "fma_peak_gmacs"),
+                real(r, "load_avg_before"), real(r, "load_avg_after"));
     }
 
     private static Object get(GenericRecord r, String field) {

@@ -111,10 +111,11 @@ class MarkdownReportTest {
     void noShareWithoutABandwidthMeasuredBesideTheRow() {
         ResultRow old = new ResultRow("r", 1L, "a", "tiny", "h", "q8_0", 32, java.util.Map.of(), null, "f32", 2, 8.5,
                 100L, null, null, null, null, null, null, 100.0, 20.0, 19.0, 21.0, null, null, "ok", null,
-                ResultRow.Machine.UNKNOWN, 500_000_000L, null, null);
+                ResultRow.Machine.UNKNOWN, 500_000_000L, null, null, null, null);
         String md = MarkdownReport.render(List.of(old), "cmd");
         assertTrue(md.contains("| q8_0/32 | 8.50 | f32 | 2 | 100.0 | 20.00 (19.00–21.00) | 10.0 | — | — |\n"), md);
         assertTrue(md.contains("| read bandwidth, measured beside each config | not measured |\n"), md);
+        assertTrue(md.contains("| 1-minute load average around the timed runs | not recorded |\n"), md);
         assertFalse(md.contains("### Batched"), "no batch table without batch measurements");
         assertFalse(md.contains("### Quality"), "no quality table without quality measurements");
     }
