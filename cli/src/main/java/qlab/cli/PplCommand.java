@@ -19,7 +19,9 @@ import qlab.engine.util.WorkerPool;
 
 @Command(name = "ppl", mixinStandardHelpOptions = true,
         description = "Perplexity of a model over a text, in non-overlapping windows scored as llama-perplexity scores them.",
-        footer = {"", "Example:", "  ./qlab ppl --model models/q05b/q4_0.safetensors --text datasets/eval/en-prose.txt --max-tokens 2048"})
+        footer = {"", "Example:",
+                "  ./qlab ppl --model models/q05b/q4_0.safetensors \\",
+                "      --text datasets/eval/en-prose.txt --max-tokens 2048"})
 final class PplCommand implements Callable<Integer> {
 
     @Spec

@@ -23,7 +23,9 @@ import qlab.quant.imatrix.ImportanceMatrix;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
         description = "Quantize a model's weight matrices, one format or a per-tensor mix, into one checkpoint file.",
-        footer = {"", "Example:", "  ./qlab quantize --model models/q05b --format q4_0 --out models/q05b/q4_0.safetensors"})
+        footer = {"", "Example:",
+                "  ./qlab quantize --model models/q05b --format q4_0 \\",
+                "      --out models/q05b/q4_0.safetensors"})
 final class QuantizeCommand implements Callable<Integer> {
 
     @Spec

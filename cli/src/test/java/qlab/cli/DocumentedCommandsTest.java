@@ -64,7 +64,19 @@ class DocumentedCommandsTest {
             if (usage.description().length != 1) {
                 failures.add(name + ": " + usage.description().length + " description lines, not one");
             }
-            List<String> examples = Stream.of(usage.footer()).map(String::strip).filter(l -> l.startsWith("./qlab ")).toList();
+            // An example longer than the 80-column help continues on the next lines with a backslash.
+            List<String> examples = new ArrayList<>();
+            String[] footer = usage.footer();
+            for (int i = 0; i < footer.length; i++) {
+                if (footer[i].strip().startsWith("./qlab ")) {
+                    StringBuilder line = new StringBuilder(footer[i].strip());
+                    while (line.toString().endsWith("\\") && i + 1 < footer.length) {
+                        line.setLength(line.length() - 1);
+                        line.append(' ').append(footer[++i].strip());
+                    }
+                    examples.add(line.toString());
+                }
+            }
             if (examples.size() != 1 || !examples.getFirst().startsWith("./qlab " + name + " ")) {
                 failures.add(name + ": footer examples " + examples);
                 return;
