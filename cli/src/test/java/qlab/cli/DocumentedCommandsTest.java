@@ -10,12 +10,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+import qlab.pipeline.matrix.MatrixExpansion;
+import qlab.pipeline.matrix.SweepFileParser;
+import qlab.pipeline.matrix.SweepMatrix;
 
 /**
  * Every {@code ./qlab ...} line in a fenced code block of README.md and docs/*.md goes through the
  * command-line parser (not the work), so a renamed or removed option breaks the build instead of the
  * documentation. {@code ./qlab test} and {@code ./qlab run-bench} belong to the launcher script.
+ * The sweep-file example of docs/sweep.md goes through the sweep-file parser likewise.
  */
 class DocumentedCommandsTest {
 
@@ -90,6 +95,27 @@ class DocumentedCommandsTest {
         if (!failures.isEmpty()) {
             fail(String.join("\n", failures));
         }
+    }
+
+    /** The sweep-file example of docs/sweep.md, with the paths it names, is a valid sweep file. */
+    @Test
+    void documentedSweepFileParses(@TempDir Path tmp) throws IOException {
+        Path root = repositoryRoot();
+        List<String> lines = Files.readAllLines(root.resolve("docs/sweep.md"));
+        int start = lines.indexOf("```yaml");
+        assertTrue(start >= 0, "docs/sweep.md has no yaml block");
+        int end = lines.subList(start + 1, lines.size()).indexOf("```") + start + 1;
+        Path file = tmp.resolve("configs/example.yaml");
+        Files.createDirectories(file.getParent());
+        Files.write(file, lines.subList(start + 1, end));
+        // Its relative paths point from configs/ to datasets/, as the files in configs/ do.
+        for (String text : List.of("calib/en-prose.txt", "calib/code.txt", "eval/en-prose.txt")) {
+            Path target = tmp.resolve("datasets").resolve(text);
+            Files.createDirectories(target.getParent());
+            Files.copy(root.resolve("datasets").resolve(text), target);
+        }
+        SweepMatrix m = SweepFileParser.parse(file);
+        assertTrue(MatrixExpansion.expand(m).runnable() > 0, "the example expands to runnable configs");
     }
 
     @Test
