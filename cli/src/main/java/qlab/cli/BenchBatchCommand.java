@@ -20,7 +20,10 @@ import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "bench-batch", mixinStandardHelpOptions = true,
-        description = "Batched decode: B sequences with their own caches and prompt lengths decode in lock-step.")
+        description = "Batched decode speed: B sequences with their own caches and prompt lengths decode in lock-step.",
+        footer = {"", "Example:",
+                "  ./qlab bench-batch --model models/q05b/q4_0.safetensors --batch 1,4,8,16 \\",
+                "      --threads 2"})
 final class BenchBatchCommand implements Callable<Integer> {
 
     @Spec

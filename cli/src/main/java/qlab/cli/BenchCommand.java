@@ -19,7 +19,10 @@ import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Single-stream prefill and decode speed, next to the machine's measured read bandwidth.")
+        description = "Single-stream prefill and decode speed, next to the read bandwidth measured in the same run.",
+        footer = {"", "Example:",
+                "  ./qlab bench --model models/q05b/q4_0.safetensors --threads 2 \\",
+                "      --activations int8"})
 final class BenchCommand implements Callable<Integer> {
 
     @Spec

@@ -21,7 +21,11 @@ import qlab.engine.util.WorkerPool;
 import qlab.quant.imatrix.ImportanceMatrix;
 
 @Command(name = "calibrate", mixinStandardHelpOptions = true,
-        description = "Record an importance matrix (mean squared input activation per channel of every matrix) over calibration text.")
+        description = "Record an importance matrix (mean squared input of every matrix column) over calibration text.",
+        footer = {"", "Example:",
+                "  ./qlab calibrate --model models/q05b \\",
+                "      --text datasets/calib/en-prose.txt datasets/calib/code.txt \\",
+                "      --max-tokens 1024 --out models/q05b/calib.imatrix"})
 final class CalibrateCommand implements Callable<Integer> {
 
     @Spec

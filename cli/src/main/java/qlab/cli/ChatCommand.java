@@ -31,9 +31,8 @@ import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "chat", mixinStandardHelpOptions = true,
-        description = {"Chat with a model (Qwen2.5 ChatML template) on the terminal; replies stream as they are produced.",
-            "The KV cache keeps the conversation between turns: each turn feeds only the new text.",
-            "Commands: /reset starts over, /exit (or end of input) ends."})
+        description = "Chat with a model on the terminal (ChatML template; /reset starts over, /exit ends).",
+        footer = {"", "Example:", "  ./qlab chat --model models/small --model-defaults"})
 final class ChatCommand implements Callable<Integer> {
 
     @Spec

@@ -11,8 +11,8 @@ import qlab.engine.synthetic.SyntheticModelDirectory;
 import qlab.engine.synthetic.SyntheticPreset;
 
 @Command(name = "gen", mixinStandardHelpOptions = true,
-        description = {"Write a deterministic synthetic checkpoint (Qwen2, Llama or Qwen3; Hugging Face layout, BF16) for runs without a download.",
-            "With the checkout's datasets/ present, a byte-level BPE tokenizer trained on its calibration text is written too."})
+        description = "Write a deterministic synthetic model (Qwen2, Llama or Qwen3; Hugging Face layout, BF16, with a trained tokenizer).",
+        footer = {"", "Example:", "  ./qlab gen --preset qwen2.5-0.5b --seed 1 --out models/q05b"})
 final class GenCommand implements Callable<Integer> {
 
     @Spec

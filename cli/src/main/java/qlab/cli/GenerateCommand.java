@@ -26,7 +26,10 @@ import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "generate", mixinStandardHelpOptions = true,
-        description = "Continue a prompt (text or token ids): greedy by default, sampled with --temperature.")
+        description = "Continue a prompt (text or token ids): greedy by default, sampled with --temperature.",
+        footer = {"", "Example:",
+                "  ./qlab generate --model models/small --prompt \"The harbour at dawn\" \\",
+                "      --max-tokens 24 --temperature 0.8 --top-p 0.9 --seed 7"})
 final class GenerateCommand implements Callable<Integer> {
 
     @Spec

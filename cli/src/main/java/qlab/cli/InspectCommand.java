@@ -19,7 +19,8 @@ import qlab.engine.safetensors.TensorInfo;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Check a model against its config and print parameters, tensors, bytes and dtypes.")
+        description = "Check a model against its config and print parameters, tensors, bytes and dtypes.",
+        footer = {"", "Example:", "  ./qlab inspect --model models/q05b"})
 final class InspectCommand implements Callable<Integer> {
 
     @Spec

@@ -22,7 +22,10 @@ import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "kl", mixinStandardHelpOptions = true,
-        description = "KL divergence of a model against a reference (fp32) model over a text, as llama-perplexity reports it.")
+        description = "KL divergence of a model against a reference model over a text, with the statistics llama-perplexity reports.",
+        footer = {"", "Example:",
+                "  ./qlab kl --base models/q05b --model models/q05b/q4_0.safetensors \\",
+                "      --text datasets/eval/en-prose.txt --max-tokens 2048"})
 final class KlCommand implements Callable<Integer> {
 
     @Spec

@@ -20,7 +20,8 @@ import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "logits", mixinStandardHelpOptions = true,
-        description = "Write float32 logits [ids x vocab] (little-endian, row per position) of one forward pass.")
+        description = "Write the float32 logits [ids x vocab] of one forward pass (little-endian, a row per position).",
+        footer = {"", "Example:", "  ./qlab logits --model models/small --ids 1,2,3 --out logits.f32"})
 final class LogitsCommand implements Callable<Integer> {
 
     @Spec

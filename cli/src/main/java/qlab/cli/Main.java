@@ -23,6 +23,7 @@ import qlab.engine.QlabException;
                 TokenizeCommand.class,
                 SweepCommand.class,
                 ParetoCommand.class,
+                ReportCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

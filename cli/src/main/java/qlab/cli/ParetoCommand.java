@@ -13,8 +13,8 @@ import qlab.pipeline.results.ResultRow;
 
 /** {@code qlab pareto results/...}: the Pareto frontiers of any set of result files. */
 @Command(name = "pareto", mixinStandardHelpOptions = true,
-        description = {"Print the Pareto frontiers (bits/weight vs KL, bits/weight vs perplexity, decode tok/s vs KL)",
-                "of any set of sweep result files. Directories are searched for *.parquet."})
+        description = "Print the Pareto frontiers (bits/weight vs KL and vs perplexity, decode tok/s vs KL) of sweep results.",
+        footer = {"", "Example:", "  ./qlab pareto results/quick"})
 public final class ParetoCommand implements Callable<Integer> {
 
     @Parameters(arity = "1..*", paramLabel = "PATH", description = "Result files or directories.")

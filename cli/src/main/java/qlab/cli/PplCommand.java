@@ -18,7 +18,10 @@ import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "ppl", mixinStandardHelpOptions = true,
-        description = "Perplexity over non-overlapping windows, each evaluated as one batched prefill.")
+        description = "Perplexity of a model over a text, in non-overlapping windows scored as llama-perplexity scores them.",
+        footer = {"", "Example:",
+                "  ./qlab ppl --model models/q05b/q4_0.safetensors \\",
+                "      --text datasets/eval/en-prose.txt --max-tokens 2048"})
 final class PplCommand implements Callable<Integer> {
 
     @Spec

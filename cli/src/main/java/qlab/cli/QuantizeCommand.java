@@ -22,8 +22,10 @@ import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
-        description = {"Quantize a model's weight matrices into one memory-mappable checkpoint (safetensors container).",
-            "Norms and biases stay f32. Per-role overrides give mixes, e.g. --format q4_8 --attn q8_0 --emb q8_0."})
+        description = "Quantize a model's weight matrices, one format or a per-tensor mix, into one checkpoint file.",
+        footer = {"", "Example:",
+                "  ./qlab quantize --model models/q05b --format q4_0 \\",
+                "      --out models/q05b/q4_0.safetensors"})
 final class QuantizeCommand implements Callable<Integer> {
 
     @Spec

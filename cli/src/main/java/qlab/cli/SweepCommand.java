@@ -21,8 +21,8 @@ import qlab.pipeline.matrix.SweepMatrix;
 
 /** {@code qlab sweep configs/X.yaml}: runs a sweep matrix through the Beam pipeline. */
 @Command(name = "sweep", mixinStandardHelpOptions = true,
-        description = {"Run a quantization sweep: a config matrix in, Parquet results, Pareto frontiers,",
-                "charts and report.html out. Re-running with the same --out measures only what is missing."})
+        description = "Run a sweep file's config matrix into Parquet results, Pareto frontiers, charts and report.html.",
+        footer = {"", "Example:", "  ./qlab sweep configs/quick.yaml"})
 public final class SweepCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "SWEEP.yaml", description = "The sweep file (see configs/quick.yaml).")

@@ -20,9 +20,8 @@ import qlab.engine.tokenizer.Tokenizer;
 
 /** Tokenizes a JSON-lines file: each {"text": ...} line becomes {"text": ..., "ids": [...]}. */
 @Command(name = "tokenize", mixinStandardHelpOptions = true,
-        description = {"Encode the \"text\" of every line of a JSON-lines file with a model's tokenizer.",
-            "No special tokens are added; special-token strings in the text become their tokens.",
-            "Blank lines are skipped."})
+        description = "Encode the \"text\" of every line of a JSON-lines file with a model's tokenizer.",
+        footer = {"", "Example:", "  ./qlab tokenize --model models/small --jsonl in.jsonl --out out.jsonl"})
 public final class TokenizeCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, paramLabel = "DIR",
             description = "Model directory (or any directory holding tokenizer.json), or the tokenizer.json file.")

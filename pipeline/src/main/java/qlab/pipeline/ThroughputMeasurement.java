@@ -13,9 +13,14 @@ import java.util.TreeMap;
  * @param decodeTpsMax    fastest repeat
  * @param batchTps        generated tokens per second (all sequences together) per batch size
  * @param peakRssBytes    peak resident set size of the process during the measurement
+ * @param decodeBytes     bytes of weights one decode step reads (every layer matrix and the LM head)
+ * @param readGbs         read bandwidth in GB/s measured right after the timed runs, at the same thread
+ *                        count: a share of it is only meaningful against the bandwidth of the same minute
+ * @param fmaGmacs        f32 multiply-add peak in 10^9/s measured right after the timed runs, same threads
  */
 public record ThroughputMeasurement(Double prefillTps, Double decodeTpsMedian, Double decodeTpsMin,
-                                    Double decodeTpsMax, Map<Integer, Double> batchTps, Long peakRssBytes)
+                                    Double decodeTpsMax, Map<Integer, Double> batchTps, Long peakRssBytes,
+                                    Long decodeBytes, Double readGbs, Double fmaGmacs)
         implements Serializable {
 
     public ThroughputMeasurement {
@@ -30,13 +35,13 @@ public record ThroughputMeasurement(Double prefillTps, Double decodeTpsMedian, D
         boolean single = settings.singleStream();
         return new ThroughputMeasurement(single ? prefillTps : null, single ? decodeTpsMedian : null,
                 single ? decodeTpsMin : null, single ? decodeTpsMax : null,
-                settings.batched() ? batchTps : null, peakRssBytes);
+                settings.batched() ? batchTps : null, peakRssBytes, decodeBytes, readGbs, fmaGmacs);
     }
 
     /** The first value that is present but not a finite number, by name, or null when there is none. */
     public String firstNonFinite() {
-        Double[] values = {prefillTps, decodeTpsMedian, decodeTpsMin, decodeTpsMax};
-        String[] names = {"prefill_tps", "decode_tps_median", "decode_tps_min", "decode_tps_max"};
+        Double[] values = {prefillTps, decodeTpsMedian, decodeTpsMin, decodeTpsMax, readGbs, fmaGmacs};
+        String[] names = {"prefill_tps", "decode_tps_median", "decode_tps_min", "decode_tps_max", "read_gbs", "fma_gmacs"};
         for (int i = 0; i < values.length; i++) {
             if (values[i] != null && !Double.isFinite(values[i])) {
                 return names[i] + " is " + values[i];

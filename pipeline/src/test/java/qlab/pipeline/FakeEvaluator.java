@@ -183,6 +183,19 @@ public final class FakeEvaluator implements Evaluator {
         return decodeTps(q, int8Activations, threads) * Math.pow(batch, 0.8);
     }
 
+    /** Bytes a decode step reads: a model of a million weights at the format's bits per weight. */
+    public static long decodeBytes(QuantSpec q) {
+        return Math.round(bitsPerWeight(q) * 1e6 / 8);
+    }
+
+    public static double readGbs(int threads) {
+        return 20.0 * threads;
+    }
+
+    public static double fmaGmacs(int threads) {
+        return 50.0 * threads;
+    }
+
     // ---- Evaluator ----
 
     @Override
@@ -264,7 +277,8 @@ public final class FakeEvaluator implements Evaluator {
         for (int b : s.batchSizes()) {
             batch.put(b, batchTps(spec, int8Activations, threads, b));
         }
-        return new ThroughputMeasurement(tps * 10, tps, tps * 0.9, tps * 1.1, batch, 123_456_789L);
+        return new ThroughputMeasurement(tps * 10, tps, tps * 0.9, tps * 1.1, batch, 123_456_789L,
+                decodeBytes(spec), readGbs(threads), fmaGmacs(threads));
     }
 
     /** Reads back "fake checkpoint q4_8+attn=q8_0/128 ..." so quality depends on what was quantized. */

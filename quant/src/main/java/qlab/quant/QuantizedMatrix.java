@@ -21,7 +21,7 @@ import qlab.quant.kernel.Int8Strips;
  * argument, changes it). With int8 activations every product, of any number of tokens, runs
  * {@link PackedWeights#dotInt8Rows}: for block formats {@link Int8Strips}, rows in the lanes of a
  * repacked copy built here. MatVecBenchmark, 4864×896, one thread, hot, f32 vs int8 activations:
- * q4_0 6.8 vs 14.7 G multiply-adds/s, q8_0 7.7 vs 10.2 (README for the whole model).
+ * q4_0 6.8 vs 14.7 G multiply-adds/s, q8_0 7.7 vs 10.2 (docs/performance.md for the whole model).
  *
  * <p>Weights live in a {@link MemorySegment}: off-heap (or memory-mapped) segments, not
  * {@code byte[]}-backed ones, because f32 vector loads from a heap byte array measured ~15× slower.
@@ -38,15 +38,12 @@ public final class QuantizedMatrix implements Matrix {
     public static final String BATCHED_PROPERTY = "qlab.quant.batched";
     /**
      * Where the tile starts to pay for dequantizing its rows and padding the tokens to whole
-     * vectors. Whole model, q4_0, 2 threads, this AVX2 machine, {@code bench-batch --steps 16
-     * --reps 3}, alternating runs (tok/s, block kernels vs tile): batch 2 20.4/28.1 vs 11.7/12.5,
-     * batch 4 27.9/36.7 vs 22.5/23.9, batch 8 33.4/35.7 vs 48.0/48.6, batch 16 36.4/36.8 vs
-     * 83.1/69.9. From 8 tokens on, a whole vector of them (AVX2), the tile is faster. With AVX-512
-     * (16 lanes, session 10, q4_0, alternating thresholds of 16 and below the batch, tok/s, block kernels
-     * vs tile): batch 4 29.7/33.0 vs 25.7/23.1, batch 6 36.8/34.0 vs 33.6/37.3, batch 8 43.8/51.0
-     * vs 50.0/51.8, batch 12 49.5/44.2 vs 82.6/79.0: the tile wins from 8 tokens there too, half a
-     * vector, so the threshold is 8 tokens whatever the width ({@link #BATCHED_PROPERTY} = N moves
-     * it, to measure another CPU).
+     * vectors. Whole model, q4_0, 2 threads, {@code bench-batch --steps 16 --reps 3}, alternating
+     * runs (tok/s, block kernels vs tile). AVX2 (8 lanes): batch 4 27.9/36.7 vs 22.5/23.9, batch 8
+     * 33.4/35.7 vs 48.0/48.6, batch 16 36.4/36.8 vs 83.1/69.9. AVX-512 (16 lanes, Zen 4, 2026-12-01):
+     * batch 6 36.8/34.0 vs 33.6/37.3, batch 8 43.8/51.0 vs 50.0/51.8, batch 12 49.5/44.2 vs
+     * 82.6/79.0. The tile wins from 8 tokens on either width, so the threshold is 8 tokens
+     * ({@link #BATCHED_PROPERTY} = N moves it, to measure another CPU).
      */
     public static final int TILED_FROM_TOKENS = 8;
     private static final int TILED_FROM = tiledFrom();

@@ -23,7 +23,7 @@ public final class F32Matrix implements Matrix {
      * Products of this many tokens or more run {@link TokenTile}. 32, not the quantized formats'
      * one vector of tokens: batched decode of up to 31 f32 sequences stays bitwise equal to
      * single-stream decode (the reference path), and prefill, where the tile pays most, has more
-     * tokens than that. f32 prefill of 64 tokens, 2 threads: see the README.
+     * tokens than that. f32 prefill of 64 tokens, 2 threads: docs/performance.md.
      */
     public static final int TILED_FROM_TOKENS = 32;
 

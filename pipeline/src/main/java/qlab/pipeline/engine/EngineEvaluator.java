@@ -12,7 +12,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import qlab.engine.QlabException;
 import qlab.engine.bench.BatchBench;
+import qlab.engine.bench.ComputePeak;
 import qlab.engine.bench.MachineInfo;
+import qlab.engine.bench.ReadBandwidth;
 import qlab.engine.bench.SingleStreamBench;
 import qlab.engine.data.Datasets;
 import qlab.engine.eval.KlDivergence;
@@ -174,6 +176,9 @@ public final class EngineEvaluator implements Evaluator {
         Double min = null;
         Double max = null;
         Map<Integer, Double> batch = null;
+        ReadBandwidth.Result bandwidth;
+        ComputePeak.Result peak;
+        long rss;
         try (WorkerPool p = new WorkerPool(threads)) {
             Transformer tf = new Transformer(q, p);
             int reps = Math.max(1, settings.repeats());
@@ -191,8 +196,15 @@ public final class EngineEvaluator implements Evaluator {
                             .tps().median());
                 }
             }
+            rss = MachineInfo.peakRssBytes(); // the model's peak, before the bandwidth buffer exists
+            // The machine's limits in the same minute and on the same threads: on a shared host the read
+            // bandwidth moved from 48-51 to 30-33 GB/s within two hours, so only this probe gives a share.
+            // 2 GiB as `bench` reads, far beyond the caches; at most a quarter of the heap (test JVMs).
+            bandwidth = ReadBandwidth.measure(p, Math.min(2L << 30, Runtime.getRuntime().maxMemory() / 4), 5);
+            peak = ComputePeak.measure(p, 5);
         }
-        return new ThroughputMeasurement(prefill, median, min, max, batch, MachineInfo.peakRssBytes());
+        return new ThroughputMeasurement(prefill, median, min, max, batch, rss, q.weights().decodeBytes(),
+                bandwidth.medianGbs(), peak.medianGmacs());
     }
 
     @Override

@@ -22,7 +22,7 @@ import qlab.pipeline.ModelSpec;
 import qlab.pipeline.ThroughputSettings;
 
 /**
- * Reads a sweep file ({@code configs/*.yaml}, schema {@code qlab_sweep: 1}; the README documents it).
+ * Reads a sweep file ({@code configs/*.yaml}, schema {@code qlab_sweep: 1}; docs/sweep.md documents it).
  * Every error is one line naming the file, the line and the key, e.g.
  * {@code quick.yaml:7: key "group_sizes[1]": expected a positive integer, got "big"}.
  * Relative paths are resolved against the directory of the sweep file.

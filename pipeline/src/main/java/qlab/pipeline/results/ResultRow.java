@@ -13,14 +13,27 @@ import qlab.pipeline.matrix.Activations;
  * file does not have reads as null, except {@code activations}, which reads as f32 (the only path
  * before the column existed). Used by resume, Pareto analysis and the report.
  *
- * @param activations {@code f32} or {@code int8}
+ * @param activations      {@code f32} or {@code int8}
+ * @param machine          where the row was measured (code version, CPU, cores, JDK, vector width)
+ * @param decodeBytes      bytes of weights one decode step reads
+ * @param readBandwidthGbs read bandwidth measured beside the row's timed runs, same threads
+ * @param fmaPeakGmacs     f32 multiply-add peak measured beside the row's timed runs, same threads
+ * @param loadAvgBefore    1-minute load average just before the row's timed runs (null: none, or not Linux)
+ * @param loadAvgAfter     1-minute load average just after them
  */
 public record ResultRow(String runId, long timestamp, String configId, String modelId, String modelHash,
                         String format, Integer groupSize, Map<String, String> tensorOverrides, String imatrix,
                         String activations, int threads, Double bitsPerWeight, Long fileBytes, Double ppl,
                         Double pplSe, Double klMean, Double klSe, Double klP99, Double top1Agree, Double prefillTps,
                         Double decodeTpsMedian, Double decodeTpsMin, Double decodeTpsMax,
-                        Map<Integer, Double> batchTps, Long peakRssBytes, String status, String statusReason) {
+                        Map<Integer, Double> batchTps, Long peakRssBytes, String status, String statusReason,
+                        Machine machine, Long decodeBytes, Double readBandwidthGbs, Double fmaPeakGmacs,
+                        Double loadAvgBefore, Double loadAvgAfter) {
+
+    /** The machine and code of a row; fields null in rows that lack them. */
+    public record Machine(String codeVersion, String host, String cpu, Integer cores, String jdk, Integer vectorBits) {
+        public static final Machine UNKNOWN = new Machine(null, null, null, null, null, null);
+    }
 
     private static final String F32 = Activations.F32.yamlName();
     private static final String INT8 = Activations.INT8.yamlName();
@@ -71,7 +84,11 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
                 real(r, "ppl"), real(r, "ppl_se"), real(r, "kl_mean"), real(r, "kl_se"), real(r, "kl_p99"),
                 real(r, "top1_agree"), real(r, "prefill_tps"), real(r, "decode_tps_median"),
                 real(r, "decode_tps_min"), real(r, "decode_tps_max"), batch, longValue(r, "peak_rss_bytes"),
-                text(r, "status"), text(r, "status_reason"));
+                text(r, "status"), text(r, "status_reason"),
+                new Machine(text(r, "code_version"), text(r, "host"), text(r, "cpu"), integer(r, "cores"), text(r, "jdk"),
+                        integer(r, "vector_bits")),
+                longValue(r, "decode_bytes"), real(r, "read_bandwidth_gbs"), real(r, "fma_peak_gmacs"),
+                real(r, "load_avg_before"), real(r, "load_avg_after"));
     }
 
     private static Object get(GenericRecord r, String field) {

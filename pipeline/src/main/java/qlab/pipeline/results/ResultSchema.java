@@ -16,13 +16,15 @@ import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.matrix.SweepConfig;
 
 /**
- * The versioned result schema ({@code qlab/pipeline/result-v2.avsc}) and the one place that turns an
+ * The versioned result schema ({@code qlab/pipeline/result-v3.avsc}) and the one place that turns an
  * outcome into a row of it. Parquet files, the journal and every view derive from this schema.
- * Version 2 added {@code activations} to version 1; files of either are read by column name.
+ * Version 2 added {@code activations} to version 1, version 3 the machine limits measured beside each
+ * timed config ({@code decode_bytes}, {@code read_bandwidth_gbs}, {@code fma_peak_gmacs}); files of any
+ * version are read by column name.
  */
 public final class ResultSchema {
 
-    public static final String RESOURCE = "/qlab/pipeline/result-v2.avsc";
+    public static final String RESOURCE = "/qlab/pipeline/result-v3.avsc";
     public static final Schema CURRENT = load();
     public static final int VERSION = ((Number) CURRENT.getObjectProp("qlab.schema.version")).intValue();
 
@@ -117,6 +119,9 @@ public final class ResultSchema {
                 r.put("batch_tps", batches);
             }
             r.put("peak_rss_bytes", t.peakRssBytes());
+            r.put("decode_bytes", t.decodeBytes());
+            r.put("read_bandwidth_gbs", t.readGbs());
+            r.put("fma_peak_gmacs", t.fmaGmacs());
         }
         r.put("load_avg_before", o.loadBefore());
         r.put("load_avg_after", o.loadAfter());

@@ -172,6 +172,9 @@ class SweepPipelineTest {
             assertEquals(4, batch.get(1).get("batch").asInt());
             assertEquals(FakeEvaluator.batchTps(q, c.threads(), 4), batch.get(1).get("tps").asDouble(), 1e-9);
             assertEquals(123_456_789L, r.get("peak_rss_bytes"));
+            assertEquals(FakeEvaluator.decodeBytes(q), r.get("decode_bytes"), label);
+            assertEquals(FakeEvaluator.readGbs(c.threads()), (Double) r.get("read_bandwidth_gbs"), 1e-12, label);
+            assertEquals(FakeEvaluator.fmaGmacs(c.threads()), (Double) r.get("fma_peak_gmacs"), 1e-12, label);
             assertNotNull(r.get("load_avg_before"), "load recorded before the timing");
             assertNotNull(r.get("load_avg_after"), "load recorded after the timing");
             okRows.add(r);

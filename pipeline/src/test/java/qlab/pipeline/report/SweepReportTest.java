@@ -25,7 +25,8 @@ class SweepReportTest {
         boolean ok = status.equals("ok");
         return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, Map.of("attn", "q8_0"), null, "f32", 2,
                 ok ? bpw : null, 1000L, ok ? 12 * (1 + kl) : null, null, ok ? kl : null, null, null, null, null,
-                ok ? tps : null, null, null, ok ? batch : null, null, status, reason);
+                ok ? tps : null, null, null, ok ? batch : null, null, status, reason,
+                ResultRow.Machine.UNKNOWN, null, null, null, null, null);
     }
 
     @Test

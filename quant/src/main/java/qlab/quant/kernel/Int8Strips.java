@@ -58,7 +58,7 @@ import qlab.quant.Int8Activations;
  * short copy of the codes measured the same in alternating processes (q8_0 26.8/26.9/28.5 →
  * 44.5/44.5/42.4, q4_0 42.3/43.8/43.5 → 71.0/67.4/74.8) and, one 4864×896 product, one thread
  * ({@code MatVecBenchmark}, G multiply-adds/s): q8_0 23.7 → 23.1 hot, 8.0 → 16.6 cold; q4_0 29.8
- * → 37.2 hot, 12.7 → 18.1 cold. (On the AVX2 machine of earlier sessions, 16-row strips, the
+ * → 37.2 hot, 12.7 → 18.1 cold. (On an AVX2 machine, 16-row strips, the
  * copy's 28 KiB fitted L1 and the two ran as fast in a one-matrix loop.)
  *
  * <p>Where the strips live, and how the activation codes reach the lanes (AVX-512 machine, AMD

@@ -69,7 +69,7 @@ class ImportanceMatrixTest {
     /**
      * On the synthetic SMALL preset with its trained tokenizer: calibrated on 1,024 tokens of each
      * calibration text, scored on 1,024 tokens of the English evaluation text (which shares no
-     * text with them), exactly as the README's table does with the command line. The KL claim is
+     * text with them), as `calibrate` and `kl` do from the command line. The KL claim is
      * asserted for a 4-bit and a 2-bit format where the gain is large (q4_0: 0.066 -> 0.057 nats,
      * tq2_8: 0.643 -> 0.466); for q2_8 and b1_8 the effect on this random model is within about 4%
      * either way, so for q2_8/q2_0 the test asserts what the imatrix optimises: the error of every
