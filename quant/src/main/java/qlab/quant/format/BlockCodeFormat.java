@@ -86,8 +86,8 @@ public abstract class BlockCodeFormat implements QuantFormat {
         return headerBytes(cols) + CodePacking.codeBytes(cols, grid.bits);
     }
 
-    /** Whether each group also stores an fp16 minimum (value = scale × level + min). */
-    final boolean hasMins() {
+    /** Whether each group also stores an fp16 minimum (value = scale × level + min): q4_1, q5_1. */
+    public final boolean hasMins() {
         return ggmlRule != null && ggmlRule.affine;
     }
 
@@ -176,10 +176,14 @@ public abstract class BlockCodeFormat implements QuantFormat {
         int blocksPerRow = (cols + block - 1) / block;
         long rowBytes = bytesPerRow(cols);
         float[] scales = new float[rows * blocksPerRow];
+        float[] mins = hasMins() ? new float[rows * blocksPerRow] : null;
         for (int r = 0; r < rows; r++) {
             layout.decode(data, r * rowBytes, cols, scales, r * blocksPerRow);
+            if (mins != null) {
+                decodeMins(data, r * rowBytes, cols, mins, r * blocksPerRow);
+            }
         }
-        return new BlockCodeWeights(data, rows, cols, rowBytes, headerBytes(cols), grid, block, scales);
+        return new BlockCodeWeights(data, rows, cols, rowBytes, headerBytes(cols), grid, block, scales, mins);
     }
 
     @Override

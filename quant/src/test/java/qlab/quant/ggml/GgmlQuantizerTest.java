@@ -19,7 +19,7 @@ import qlab.quant.QuantFormat;
 class GgmlQuantizerTest {
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"q8_0", "q4_0"})
+    @ValueSource(strings = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1"})
     void quantizerWritesGgmlsBytes(String name) {
         QuantFormat f = Formats.byName(name);
         GgmlCodec codec = f.ggml().orElseThrow();
