@@ -84,7 +84,7 @@ public final class BlockCodeWeights extends PackedWeights {
         this.grid = grid;
         this.bits = grid.bits;
         this.step = grid.step;
-        this.codeMask = (1 << Math.min(4, grid.bits == 8 ? 8 : grid.bits)) - 1;
+        this.codeMask = (1 << (grid.bits == 5 ? 4 : grid.bits)) - 1;
         this.highBits = CodePacking.highBitsOffset(cols);
         this.levelOffset = grid.offset;
         // 5-bit codes: their low 4 bits are laid out as 4-bit codes, the fifth bits in a plane after them.
@@ -146,7 +146,7 @@ public final class BlockCodeWeights extends PackedWeights {
         if (bits == 8) {
             return v;
         }
-        v = v.lanewise(VectorOperators.LSHR, ((j & unitMask) >>> 4) * Math.min(bits, 4)).and(codeMask);
+        v = v.lanewise(VectorOperators.LSHR, ((j & unitMask) >>> 4) * (bits == 5 ? 4 : bits)).and(codeMask);
         if (bits == 5) {
             int word = data.get(GroupKernel.I32_LE, rowCodes + highBits + (j >>> 5 << 2));
             v = v.or(GroupKernel.highBits(word, j & 31));
