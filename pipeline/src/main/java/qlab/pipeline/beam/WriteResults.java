@@ -4,7 +4,6 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.beam.sdk.extensions.avro.coders.AvroCoder;
 import org.apache.beam.sdk.io.FileIO;
 import org.apache.beam.sdk.io.WriteFilesResult;
-import org.apache.beam.sdk.io.parquet.ParquetIO;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -35,7 +34,7 @@ public final class WriteResults extends PTransform<PCollection<ConfigOutcome>, W
                 .apply("ToRows", ParDo.of(new ToRecordFn(run)))
                 .setCoder(AvroCoder.of(ResultSchema.CURRENT))
                 .apply("Parquet", FileIO.<GenericRecord>write()
-                        .via(ParquetIO.sink(ResultSchema.CURRENT))
+                        .via(new ParquetSink(ResultSchema.CURRENT))
                         .to(runDir)
                         .withNumShards(1)
                         .withNaming((window, pane, numShards, shardIndex, compression) ->
