@@ -20,6 +20,9 @@ import qlab.pipeline.results.RunInfo;
  */
 public final class WriteResults extends PTransform<PCollection<ConfigOutcome>, WriteFilesResult<Void>> {
 
+    /** FileIO's temporary directory inside the run directory; empty once the write is committed. */
+    public static final String TEMP_DIR = ".temp-beam";
+
     private final String runDir;
     private final RunInfo run;
 
@@ -36,6 +39,7 @@ public final class WriteResults extends PTransform<PCollection<ConfigOutcome>, W
                 .apply("Parquet", FileIO.<GenericRecord>write()
                         .via(new ParquetSink(ResultSchema.CURRENT))
                         .to(runDir)
+                        .withTempDirectory(runDir + "/" + TEMP_DIR)
                         .withNumShards(1)
                         .withNaming((window, pane, numShards, shardIndex, compression) ->
                                 numShards == 1 ? ResultStore.RESULT_FILE
