@@ -8,18 +8,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import qlab.engine.tokenizer.Tokenizer;
+import qlab.engine.testing.Fixtures;
 
 /**
  * qlab's tokenizer against the Hugging Face Rust library (DJL binding) on configurations the
@@ -49,10 +48,7 @@ class TokenizerReferenceAgreementTest {
     @BeforeAll
     static void load() throws IOException {
         System.setProperty("OPT_OUT_TRACKING", "true");
-        String fixtures = System.getProperty("qlab.fixtures");
-        Path file = fixtures == null ? null : Path.of(fixtures, "oracle", "tiny-qwen2-realvocab", "tokenizer.json");
-        Assumptions.assumeTrue(file != null && Files.isRegularFile(file),
-                "SKIPPED: fixtures directory not found (system property qlab.fixtures=" + fixtures + ")");
+        Path file = Fixtures.oracle("tiny-qwen2-realvocab", "tokenizer.json");
         original = JSON.readTree(file.toFile());
     }
 

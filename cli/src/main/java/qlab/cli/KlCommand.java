@@ -71,6 +71,7 @@ final class KlCommand implements Callable<Integer> {
             default -> throw new QlabException("--baseline must be full or compact, got \"" + baseline + "\"");
         };
         TokenInput.Tokens tokens = input.load(base);
+        tokens.requireWindow(ctx, mode);
         KlDivergence.Result r;
         boolean reused;
         long weightBytes;

@@ -2,6 +2,7 @@ package qlab.cli;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 
@@ -11,9 +12,17 @@ final class Models {
     private Models() {}
 
     static Model open(Path path) {
+        requireExists(path);
         if (Files.isRegularFile(path) && QuantizedCheckpoint.isQuantized(path)) {
             return QuantizedCheckpoint.load(path);
         }
         return Model.load(path);
+    }
+
+    /** Fails with one line if the path given as --model does not exist (rather than naming a file inside it). */
+    static void requireExists(Path path) {
+        if (!Files.exists(path)) {
+            throw new QlabException(path + ": no such model directory or file");
+        }
     }
 }

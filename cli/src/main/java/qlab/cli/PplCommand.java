@@ -50,6 +50,7 @@ final class PplCommand implements Callable<Integer> {
     public Integer call() {
         ScoringMode mode = ScoringMode.byId(score);
         TokenInput.Tokens tokens = input.load(model);
+        tokens.requireWindow(ctx, mode);
         Model m = Models.open(model);
         Perplexity.Result r;
         try (WorkerPool pool = threads.pool()) {

@@ -29,7 +29,7 @@ public final class SweepCommand implements Callable<Integer> {
     Path sweepFile;
 
     @Option(names = "--runner", defaultValue = "DirectRunner", paramLabel = "RUNNER",
-            description = "Beam runner (default: ${DEFAULT-VALUE}).")
+            description = "Beam runner (default: ${DEFAULT-VALUE}); FlinkRunner needs a build with -Pflink (docs/build.md).")
     String runner;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Results directory (default: results/NAME, NAME from the sweep file).")
@@ -80,9 +80,25 @@ public final class SweepCommand implements Callable<Integer> {
         return summary.failed() > 0 ? 1 : 0;
     }
 
+    /** In the distribution only when built with -Pflink (cli/pom.xml). */
+    static final String FLINK_RUNNER = "org.apache.beam.runners.flink.FlinkRunner";
+
+    static boolean onClasspath(String className) {
+        try {
+            Class.forName(className, false, SweepCommand.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
     private SweepOptions options(Path outDir) {
         if (parallelism != null && parallelism < 1) {
             throw new QlabException("--parallelism: must be at least 1, got " + parallelism);
+        }
+        if (runner.equals("FlinkRunner") && !onClasspath(FLINK_RUNNER)) {
+            throw new QlabException("--runner FlinkRunner: the Flink runner is not in this build; add it with "
+                    + "mvn -Pflink -DskipTests package (see docs/build.md)");
         }
         List<String> args = new ArrayList<>();
         args.add("--runner=" + runner);

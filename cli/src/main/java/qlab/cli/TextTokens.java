@@ -29,6 +29,7 @@ final class TextTokens {
     }
 
     static Tokenizer require(Path model) {
+        Models.requireExists(model);
         return forModel(model).orElseThrow(() -> new QlabException(model
                 + ": no tokenizer.json in the model directory (text needs one; use --ids FILE for token ids)"));
     }

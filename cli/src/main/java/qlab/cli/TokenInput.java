@@ -8,6 +8,8 @@ import java.util.Arrays;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 import qlab.engine.QlabException;
+import qlab.engine.eval.ScoringMode;
+import qlab.engine.eval.Windows;
 
 /** The text a measurement scores: --text FILE (tokenized by the model's tokenizer) or --ids FILE. */
 final class TokenInput {
@@ -26,12 +28,26 @@ final class TokenInput {
     @Option(names = "--max-tokens", paramLabel = "N", description = "Use at most the first N tokens.")
     Integer maxTokens;
 
-    /** The tokens, and a description of where they came from (for cache keys and reports). */
-    record Tokens(int[] ids, String origin) {}
+    /**
+     * The tokens, a description of where they came from (for cache keys and reports), and the file
+     * they were read from.
+     */
+    record Tokens(int[] ids, String origin, Path file) {
+
+        /** Fails, naming the file, unless the tokens fill at least one scoring window. */
+        void requireWindow(int ctx, ScoringMode mode) {
+            try {
+                Windows.plan(ids.length, ctx, mode);
+            } catch (QlabException e) {
+                throw new QlabException(file + ": " + e.getMessage());
+            }
+        }
+    }
 
     Tokens load(Path model) {
         int[] ids;
         String origin;
+        Path file = source.ids != null ? source.ids : source.text;
         if (source.ids != null) {
             ids = IdList.parse(source.ids.toString(), read(source.ids));
             origin = "ids:" + source.ids.getFileName();
@@ -49,7 +65,7 @@ final class TokenInput {
             }
             ids = Arrays.copyOf(ids, Math.min(ids.length, maxTokens));
         }
-        return new Tokens(ids, origin);
+        return new Tokens(ids, origin, file);
     }
 
     private static String read(Path p) {

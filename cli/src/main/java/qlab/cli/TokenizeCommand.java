@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import qlab.engine.QlabException;
 import qlab.engine.tokenizer.Tokenizer;
+import qlab.engine.util.JsonErrors;
 
 /** Tokenizes a JSON-lines file: each {"text": ...} line becomes {"text": ..., "ids": [...]}. */
 @Command(name = "tokenize", mixinStandardHelpOptions = true,
@@ -77,8 +78,7 @@ public final class TokenizeCommand implements Callable<Integer> {
         try {
             node = json.readTree(line);
         } catch (JsonProcessingException e) {
-            throw new QlabException(input + ": line " + lineNumber + ": invalid JSON: "
-                    + e.getOriginalMessage().replaceAll("\\s*\\R\\s*", " "));
+            throw new QlabException(input + ": line " + lineNumber + ": invalid JSON: " + JsonErrors.why(e));
         }
         JsonNode text = node == null || !node.isObject() ? null : node.get("text");
         if (text == null) {

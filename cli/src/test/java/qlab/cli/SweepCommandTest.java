@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,6 +68,11 @@ class SweepCommandTest {
             assertTrue(klF32 != klInt8, format + ": int8 activations KL " + klInt8 + " equals f32's " + klF32);
             assertEquals(f32.get(0).bitsPerWeight(), int8.get(0).bitsPerWeight());
         }
+        try (var runs = Files.list(out.resolve("runs"))) {
+            for (Path run : runs.toList()) {
+                assertFalse(Files.exists(run.resolve(".temp-beam")), run + ": Beam's temporary directory left behind");
+            }
+        }
         CliCapture p = CliCapture.run("pareto", out.toString(), "--json");
         assertEquals(0, p.exit(), p.err());
         var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(p.out());
@@ -88,6 +94,84 @@ class SweepCommandTest {
         CliCapture again = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", dir.resolve("cache").toString());
         assertEquals(0, again.exit(), again.err());
         assertTrue(again.err().contains("nothing to run: every config already has a row"), again.err());
+    }
+
+    @Test
+    void failedConfigsAreListedWithTheirReasons() throws Exception {
+        // Three words of evaluation text do not fill one window of 32 tokens: every config fails at scoring.
+        Path out = dir.resolve("failing-out");
+        CliCapture c = CliCapture.run("sweep", sweepFile("q4_0, q8_0").toString(), "--out", out.toString(),
+                "--no-report", "--no-progress");
+        assertEquals(1, c.exit(), c.err());
+        assertTrue(c.err().contains("0 ok, 0 skipped, 4 failed"), c.err());
+        assertTrue(c.err().contains("4 configs failed:\n"), c.err());
+        List<String> listed = c.err().lines().filter(l -> l.startsWith("  ") && l.contains("too short")).toList();
+        assertEquals(4, listed.size(), c.err());
+        for (String format : List.of("q4_0/32", "q4_0/128", "q8_0/32", "q8_0/128")) {
+            assertTrue(listed.stream().anyMatch(l -> l.contains("(" + format + " t1)")), format + " not in\n" + c.err());
+        }
+    }
+
+    @Test
+    void aMatrixWithNoRunnableConfigIsAUserErrorNamingTheAxis() throws Exception {
+        Path f = dir.resolve("none.yaml");
+        Files.writeString(f, Files.readString(sweepFile("q4_0")).replace("group_sizes: [32, 128]", "group_sizes: [48]"));
+        Path out = dir.resolve("none-out");
+        CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString());
+        assertEquals(2, c.exit(), c.err());
+        assertEquals(1, c.err().lines().count(), c.err());
+        assertTrue(c.err().startsWith("qlab: " + f + ": no runnable config: "), c.err());
+        assertTrue(c.err().contains("\"group_sizes\" [48]"), c.err());
+        assertFalse(Files.exists(out), "nothing is written for a matrix that cannot run");
+    }
+
+    @Test
+    void aBadTokenizerFailsTheSweepBeforeAnyWork() throws Exception {
+        Path model = dir.resolve("model");
+        assertEquals(0, CliCapture.run("gen", "--preset", "tiny", "--out", model.toString()).exit());
+        Files.writeString(model.resolve("tokenizer.json"), "{\"model\": {");
+        Path f = dir.resolve("badtok.yaml");
+        Files.writeString(f, Files.readString(sweepFile("q4_0")).replace("{preset: tiny, seed: 1}", "{path: " + model + "}"));
+        Path out = dir.resolve("badtok-out");
+        CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--no-progress");
+        assertEquals(2, c.exit(), c.err());
+        assertEquals(1, c.err().lines().count(), c.err());
+        assertTrue(c.err().startsWith("qlab: " + model.resolve("tokenizer.json") + ": malformed JSON at line 1"), c.err());
+        assertFalse(c.err().contains("[Source:"), c.err());
+        assertFalse(Files.exists(out), "no checkpoint, no run directory: the model is checked first");
+    }
+
+    @Test
+    void aMissingModelDirectoryIsNamed() throws Exception {
+        Path f = dir.resolve("nomodel.yaml");
+        Path model = dir.resolve("no-such-model");
+        Files.writeString(f, Files.readString(sweepFile("q4_0")).replace("{preset: tiny, seed: 1}", "{path: " + model + "}"));
+        CliCapture c = CliCapture.run("sweep", f.toString(), "--out", dir.resolve("nomodel-out").toString());
+        assertEquals(2, c.exit(), c.err());
+        assertEquals("qlab: nomodel.yaml:2: key \"model.path\": no such directory: " + model + "\n", c.err());
+    }
+
+    @Test
+    void aResultsDirectoryThatCannotBeLockedSaysWhy() throws Exception {
+        Path out = dir.resolve("locked-out");
+        Files.createDirectories(out.resolve(".lock")); // the lock file's name taken by a directory
+        CliCapture c = CliCapture.run("sweep", sweepFile("q4_0").toString(), "--out", out.toString());
+        assertEquals(2, c.exit(), c.err());
+        assertEquals(1, c.err().lines().count(), c.err());
+        assertTrue(c.err().startsWith("qlab: " + out + ": cannot lock: Is a directory ("), c.err());
+    }
+
+    @Test
+    void theFlinkRunnerSaysHowToGetIt() throws Exception {
+        CliCapture c = CliCapture.run("sweep", "--dry-run", sweepFile("q4_0").toString(), "--runner", "FlinkRunner");
+        if (SweepCommand.onClasspath(SweepCommand.FLINK_RUNNER)) {
+            assertEquals(0, c.exit(), c.err()); // a -Pflink build
+        } else {
+            assertEquals(2, c.exit(), c.err());
+            assertEquals(1, c.err().lines().count(), c.err());
+            assertTrue(c.err().startsWith("qlab: --runner FlinkRunner: the Flink runner is not in this build; "
+                    + "add it with mvn -Pflink -DskipTests package"), c.err());
+        }
     }
 
     @Test

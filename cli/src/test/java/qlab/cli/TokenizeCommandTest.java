@@ -15,10 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.testing.Fixtures;
 
 /** {@code qlab tokenize} on the real-vocabulary model directory, checked against the reference ids. */
 class TokenizeCommandTest {
@@ -31,11 +31,8 @@ class TokenizeCommandTest {
 
     @BeforeEach
     void fixtures() {
-        String fixtures = System.getProperty("qlab.fixtures");
-        Assumptions.assumeTrue(fixtures != null && Files.isDirectory(Path.of(fixtures, "oracle")),
-                "SKIPPED: fixtures directory not found (system property qlab.fixtures=" + fixtures + ")");
-        model = Path.of(fixtures, "oracle", "tiny-qwen2-realvocab");
-        corpus = Path.of(fixtures, "oracle", "tokenizer", "corpus.jsonl");
+        model = Fixtures.oracle("tiny-qwen2-realvocab");
+        corpus = Fixtures.oracle("tokenizer", "corpus.jsonl");
     }
 
     @Test

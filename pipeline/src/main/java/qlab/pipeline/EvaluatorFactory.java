@@ -12,4 +12,11 @@ public interface EvaluatorFactory extends Serializable {
 
     /** @param cacheDir a directory the evaluator may keep its own files in (prepared models, references) */
     Evaluator create(Path cacheDir) throws Exception;
+
+    /**
+     * Checks the sweep's model once, before any work starts, so that a bad file fails the sweep
+     * with one line rather than every config after its quantization. Nothing by default.
+     */
+    default void check(ModelSpec model) {
+    }
 }

@@ -2,14 +2,16 @@ package qlab.quant;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import qlab.engine.tensor.TokenColumns;
 import qlab.engine.tensor.TokenTile;
+import qlab.engine.tensor.VectorSupport;
 
 /**
  * Every kernel of every registered format (at every group size) against dequantize-then-dot in
@@ -144,7 +146,9 @@ class FormatKernelTest {
                 }
             }
         }
-        assertTrue(checks > 0);
+        // 4 per row and token (scalar, vector, batched, batched rows), 4 more with the int8 path.
+        int perCell = format.isInteger() ? 8 : 4;
+        assertEquals(WIDTHS.length * RowCases.values().length * ROWS * TOKENS * perCell, checks, format + ": checks run");
         System.out.printf("%-12s %6d kernel checks, worst vector error %.3f of tolerance%n", format.label(), checks, worstRatio);
     }
 
@@ -158,8 +162,14 @@ class FormatKernelTest {
     void tiledBatchesAgreeWithDequantizedDotWhateverTheBatch(QuantFormat format) {
         int rowsN = 8; // a full panel and a short one
         int tokens = TokenColumns.CHUNK + 3; // a two-vector chunk and a one-vector chunk
+        if (VectorSupport.FORCED_LANES != 0) {
+            // The kernels-8-lanes and kernels-16-lanes runs (quant/pom.xml): the tile at that width too.
+            assertEquals(VectorSupport.FORCED_LANES, VectorSupport.LANES, "the tile's lanes");
+            assertEquals(VectorSupport.FORCED_LANES, qlab.quant.kernel.Lanes.COUNT, "the block kernels' lanes");
+        }
         int checks = 0;
-        for (int cols : new int[] {1, 8, 33, 127, 896}) {
+        int[] widths = {1, 8, 33, 127, 896};
+        for (int cols : widths) {
             for (RowCases kind : RowCases.values()) {
                 float[][] rows = new float[rowsN][];
                 for (int r = 0; r < rowsN; r++) {
@@ -207,7 +217,7 @@ class FormatKernelTest {
                 }
             }
         }
-        assertTrue(checks > 0);
+        assertEquals(widths.length * RowCases.values().length * rowsN * tokens * 3, checks, format + ": checks run");
     }
     /**
      * The int8-activation row kernel ({@link qlab.quant.kernel.Int8Strips}: 16- or 32-row strips, rows in
@@ -217,12 +227,13 @@ class FormatKernelTest {
      * of ±127).
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("formats")
+    @MethodSource("int8Formats")
     void int8RowKernelEqualsTheScalarReferenceBitwise(QuantFormat format) {
         int rowsN = 2 * qlab.quant.kernel.Int8Strips.ROWS + 5;
         int tokens = 5;
         int checks = 0;
-        for (int cols : new int[] {1, 33, 64, 127, 256, 896, 1023}) {
+        int[] widths = {1, 33, 64, 127, 256, 896, 1023};
+        for (int cols : widths) {
             for (RowCases kind : RowCases.values()) {
                 float[][] rows = new float[rowsN][];
                 for (int r = 0; r < rowsN; r++) {
@@ -233,9 +244,6 @@ class FormatKernelTest {
                 java.util.Arrays.fill(rows[20], 0.5f);
                 MemorySegment data = RowCases.quantize(format, rows, cols, null, 1);
                 PackedWeights w = format.pack(data, rowsN, cols);
-                if (!w.hasInt8Path()) {
-                    return;
-                }
                 w.prepareInt8Rows();
                 if (PackedWeights.VECTOR_ENABLED) {
                     assertEquals(2 * qlab.quant.kernel.Int8Strips.ROWS,
@@ -264,7 +272,21 @@ class FormatKernelTest {
                 }
             }
         }
-        assertTrue(checks > 0);
+        assertEquals(widths.length * RowCases.values().length * rowsN * tokens * 2, checks, format + ": checks run");
+    }
+
+    /** The formats with int8-activation kernels: every integer format, and no float format. */
+    static Stream<QuantFormat> int8Formats() {
+        return formats().filter(f -> f.pack(RowCases.quantize(f, new float[][] {new float[32]}, 32, null, 1), 1, 32)
+                .hasInt8Path());
+    }
+
+    @org.junit.jupiter.api.Test
+    void theInt8TestCoversEveryIntegerFormat() {
+        List<String> int8 = int8Formats().map(QuantFormat::label).toList();
+        List<String> integer = formats().filter(QuantFormat::isInteger).map(QuantFormat::label).toList();
+        assertFalse(integer.isEmpty());
+        assertEquals(integer, int8);
     }
 
     /**

@@ -14,6 +14,21 @@ public record Model(ModelConfig config, Weights weights, String source) {
     /** Loads a Hugging Face model directory (config.json + safetensors, single or sharded). */
     public static Model load(Path dir) {
         ModelConfig config = ModelConfig.read(dir);
+        Checkpoint ckpt = checkedCheckpoint(dir, config);
+        return new Model(config, Weights.load(config, new CheckpointWeights(ckpt)), dir.toString());
+    }
+
+    /**
+     * Reads config.json and the tensor headers and checks that they agree, without loading any
+     * weights: what {@link #load} would reject, found in milliseconds.
+     */
+    public static ModelConfig check(Path dir) {
+        ModelConfig config = ModelConfig.read(dir);
+        checkedCheckpoint(dir, config);
+        return config;
+    }
+
+    private static Checkpoint checkedCheckpoint(Path dir, ModelConfig config) {
         Checkpoint ckpt = Checkpoint.open(dir);
         List<String> problems = ModelManifest.of(config).problems(shapes(ckpt));
         if (!problems.isEmpty()) {
@@ -21,7 +36,7 @@ public record Model(ModelConfig config, Weights weights, String source) {
                     + " problem(s)): " + String.join("; ", problems.subList(0, Math.min(3, problems.size())))
                     + (problems.size() > 3 ? "; ... (qlab inspect lists all)" : ""));
         }
-        return new Model(config, Weights.load(config, new CheckpointWeights(ckpt)), dir.toString());
+        return ckpt;
     }
 
     public static Map<String, long[]> shapes(Checkpoint ckpt) {

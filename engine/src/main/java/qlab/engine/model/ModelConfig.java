@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import qlab.engine.QlabException;
+import qlab.engine.util.JsonErrors;
 
 /**
  * The shape and structure of a model, as read from a Hugging Face {@code config.json}: its sizes,
@@ -143,7 +144,7 @@ public record ModelConfig(
         try {
             root = new ObjectMapper().readTree(json);
         } catch (JacksonException e) {
-            throw new QlabException("config.json: not valid JSON: " + e.getOriginalMessage());
+            throw new QlabException("config.json: not valid JSON" + JsonErrors.where(e) + ": " + JsonErrors.why(e));
         }
         if (root == null || !root.isObject()) {
             throw new QlabException("config.json: not a JSON object");

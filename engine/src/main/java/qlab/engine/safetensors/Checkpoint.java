@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import qlab.engine.QlabException;
+import qlab.engine.util.JsonErrors;
 
 /**
  * The tensors of a model, from one safetensors file or from the shards listed in
@@ -70,7 +71,7 @@ public final class Checkpoint {
         try {
             root = new ObjectMapper().readTree(Files.readString(index));
         } catch (JacksonException e) {
-            throw new QlabException(index + ": not valid JSON: " + e.getOriginalMessage());
+            throw new QlabException(index + ": not valid JSON" + JsonErrors.where(e) + ": " + JsonErrors.why(e));
         } catch (IOException e) {
             throw new QlabException(index + ": cannot read: " + e.getMessage());
         }

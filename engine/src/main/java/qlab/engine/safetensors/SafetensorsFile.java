@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import qlab.engine.QlabException;
 import qlab.engine.util.HugePages;
+import qlab.engine.util.JsonErrors;
 
 /**
  * One memory-mapped safetensors file: an 8-byte little-endian header length N, N bytes of JSON
@@ -80,7 +81,7 @@ public final class SafetensorsFile {
         try {
             root = new ObjectMapper().readTree(new String(headerBytes, StandardCharsets.UTF_8));
         } catch (JacksonException e) {
-            throw new QlabException(path + ": header is not valid JSON: " + e.getOriginalMessage());
+            throw new QlabException(path + ": header is not valid JSON: " + JsonErrors.why(e));
         }
         if (root == null || !root.isObject()) {
             throw new QlabException(path + ": header is not a JSON object");

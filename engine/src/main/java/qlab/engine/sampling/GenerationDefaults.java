@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import qlab.engine.QlabException;
+import qlab.engine.util.JsonErrors;
 
 /**
  * A model's {@code generation_config.json}: the decoding defaults its authors ship (Qwen2.5-Instruct models set
@@ -47,10 +48,7 @@ public record GenerationDefaults(Path source, Boolean doSample, Double temperatu
         } catch (NoSuchFileException e) {
             throw new QlabException(file + ": file not found");
         } catch (JacksonException e) {
-            String where = e.getLocation() == null ? ""
-                    : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
-            throw new QlabException(file + ": not valid JSON" + where + ": "
-                    + e.getOriginalMessage().lines().findFirst().orElse(""));
+            throw new QlabException(file + ": not valid JSON" + JsonErrors.where(e) + ": " + JsonErrors.why(e));
         } catch (IOException e) {
             throw new QlabException(file + ": cannot read: " + e.getMessage(), e);
         }

@@ -11,7 +11,17 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class VectorSupport {
 
-    public static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    /**
+     * {@code -Dqlab.vector.lanes=8|16}: the float lane count forced, for every kernel (these here,
+     * and quant's, which read it through {@code Lanes}), so that both shapes (8 = AVX2, 16 =
+     * AVX-512) are tested on any machine, the foreign one emulated; 0 when not set.
+     */
+    public static final int FORCED_LANES = forcedLanes();
+    public static final VectorSpecies<Float> F = switch (FORCED_LANES) {
+        case 8 -> FloatVector.SPECIES_256;
+        case 16 -> FloatVector.SPECIES_512;
+        default -> FloatVector.SPECIES_PREFERRED;
+    };
     public static final int LANES = F.length();
     public static final boolean ENABLED = !"false".equals(System.getProperty("qlab.vector"));
 
@@ -25,6 +35,18 @@ public final class VectorSupport {
     }
 
     private VectorSupport() {}
+
+    private static int forcedLanes() {
+        String forced = System.getProperty("qlab.vector.lanes");
+        if (forced == null) {
+            return 0;
+        }
+        return switch (forced) {
+            case "8" -> 8;
+            case "16" -> 16;
+            default -> throw new IllegalArgumentException("-Dqlab.vector.lanes must be 8 or 16, got " + forced);
+        };
+    }
 
     @SuppressWarnings("unchecked")
     private static VectorShuffle<Float>[] halves() {

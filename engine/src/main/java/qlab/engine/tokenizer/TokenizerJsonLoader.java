@@ -1,6 +1,5 @@
 package qlab.engine.tokenizer;
 
-import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -18,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import qlab.engine.QlabException;
+import qlab.engine.util.JsonErrors;
 
 /**
  * Reads {@code tokenizer.json} and builds a {@link Tokenizer}. Strict by design: every field that
@@ -52,9 +52,7 @@ final class TokenizerJsonLoader {
         try (JsonParser parser = MAPPER.getFactory().createParser(path.toFile())) {
             root = loader.parse(parser);
         } catch (JsonProcessingException e) {
-            JsonLocation at = e.getLocation();
-            String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
-            throw new QlabException(path + ": malformed JSON" + where + ": " + oneLine(e.getOriginalMessage()), e);
+            throw new QlabException(path + ": malformed JSON" + JsonErrors.where(e) + ": " + JsonErrors.why(e), e);
         } catch (IOException e) {
             throw new QlabException(path + ": cannot read: " + oneLine(e.getMessage()), e);
         }

@@ -15,9 +15,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import qlab.engine.QlabException;
+import qlab.engine.testing.Fixtures;
 
 class ChatTemplateTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -25,10 +25,7 @@ class ChatTemplateTest {
     /** The six oracle cases (Jinja2 as transformers configures it, cross-checked by transformers.js). */
     @Test
     void rendersTheOracleCasesExactly() throws IOException {
-        String root = System.getProperty("qlab.fixtures");
-        Path cases = root == null ? null : Path.of(root, "oracle", "chat", "cases.jsonl");
-        Assumptions.assumeTrue(cases != null && Files.isRegularFile(cases),
-                "SKIPPED: chat fixtures not found (system property qlab.fixtures=" + root + ")");
+        Path cases = Fixtures.oracle("chat", "cases.jsonl");
         int checked = checkAll(Files.readAllLines(cases, StandardCharsets.UTF_8), "cases.jsonl");
         assertEquals(6, checked);
     }

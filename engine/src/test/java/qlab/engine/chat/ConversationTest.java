@@ -2,6 +2,7 @@ package qlab.engine.chat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -11,8 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import qlab.engine.testing.Fixtures;
 
 class ConversationTest {
 
@@ -61,10 +62,7 @@ class ConversationTest {
 
     @Test
     void reproducesTheMultiTurnOracleCaseIncrementally() throws IOException {
-        String root = System.getProperty("qlab.fixtures");
-        Path cases = root == null ? null : Path.of(root, "oracle", "chat", "cases.jsonl");
-        Assumptions.assumeTrue(cases != null && Files.isRegularFile(cases),
-                "SKIPPED: chat fixtures not found (system property qlab.fixtures=" + root + ")");
+        Path cases = Fixtures.oracle("chat", "cases.jsonl");
         ObjectMapper json = new ObjectMapper();
         JsonNode multiTurn = null;
         for (String line : Files.readAllLines(cases, StandardCharsets.UTF_8)) {
@@ -73,7 +71,7 @@ class ConversationTest {
                 multiTurn = c;
             }
         }
-        Assumptions.assumeTrue(multiTurn != null, "SKIPPED: case v3_multi_turn not in cases.jsonl");
+        assertNotNull(multiTurn, "case v3_multi_turn not in " + cases);
         List<ChatMessage> messages = ChatMessage.listFromJson(multiTurn.get("messages"), "v3_multi_turn");
         Conversation chat = new Conversation(ChatTemplate.qwen25(), null);
         StringBuilder fed = new StringBuilder();

@@ -28,6 +28,8 @@ import qlab.engine.util.WorkerPool;
 class FastVsReferenceTest {
 
     private static WorkerPool pool;
+    /** The final norm's multiplier in {@link #fastMatchesReference}. */
+    private static final double LOGIT_SCALE = 14;
 
     @TempDir
     static Path tmp;
@@ -61,7 +63,9 @@ class FastVsReferenceTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("shapes")
     void fastMatchesReference(String name, ModelConfig config) {
-        Model model = TestModels.write(config, 7, tmp.resolve(name));
+        // The synthetic final norm (2.5) gives logits of a few units; a trained model's reach tens,
+        // where float32 rounding in the head is larger in absolute terms: test there.
+        Model model = TestModels.writeWithLogitScale(config, 7, LOGIT_SCALE, tmp.resolve(name));
         Transformer fast = new Transformer(model, pool);
         ReferenceModel ref = new ReferenceModel(model);
         int vocab = config.vocabSize();
@@ -77,7 +81,9 @@ class FastVsReferenceTest {
             }
         }
         System.out.printf("%s: max |fast - reference| = %.3g (logits up to %.2f)%n", name, worst, scale);
-        assertTrue(worst <= 1e-4, name + ": max |fast - reference| = " + worst);
+        assertTrue(scale >= 20, name + ": logits only up to " + scale + ", not the size of a trained model's");
+        // float32 carries ~7 digits; through the layers and the head, 1e-5 of the largest logit is the bound.
+        assertTrue(worst <= 1e-5 * scale, name + ": max |fast - reference| = " + worst + " with logits up to " + scale);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -17,8 +17,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import qlab.engine.testing.Fixtures;
 
 /**
  * Survivor sets against the transformers port in fixtures/oracle/sampling: exact for every strict case; for
@@ -112,11 +112,7 @@ class SamplingOracleTest {
     }
 
     private static Path fixtureDir() {
-        String root = System.getProperty("qlab.fixtures");
-        Path dir = root == null ? null : Path.of(root, "oracle", "sampling");
-        Assumptions.assumeTrue(dir != null && Files.isDirectory(dir),
-                "SKIPPED: sampling fixtures not found (system property qlab.fixtures=" + root + ")");
-        return dir;
+        return Fixtures.oracle("sampling");
     }
 
     private static float[][] readLogits(Path file, int rows, int vocab) throws IOException {

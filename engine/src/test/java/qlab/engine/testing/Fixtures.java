@@ -8,13 +8,20 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
 /**
  * The golden outputs in ../shared/fixtures (made by reference implementations we did not
- * write). Tests that need them are skipped, loudly, only when the directory is absent.
+ * write). They are required: a test that needs them fails, naming the path, when they are absent,
+ * so the oracle tests cannot vanish from a green build. {@code -Dqlab.fixtures.optional=true}
+ * skips such tests instead, loudly, for a build without ../shared; the build itself checks the
+ * directory up front under the same rule (the enforcer execution "fixtures-present" in the parent POM).
  */
 public final class Fixtures {
+
+    /** {@code -Dqlab.fixtures.optional=true}: skip the oracle tests when the fixtures are absent. */
+    public static final String OPTIONAL_PROPERTY = "qlab.fixtures.optional";
 
     private Fixtures() {}
 
@@ -23,15 +30,31 @@ public final class Fixtures {
         return Path.of(p).toAbsolutePath().normalize();
     }
 
-    /** The oracle directory, or the test is skipped with a message saying why. */
+    /** The oracle directory; absent, the test fails naming it (or is skipped, with the flag). */
     public static Path oracle() {
-        Path dir = root().resolve("oracle");
-        if (!Files.isDirectory(dir)) {
-            String msg = "SKIPPED: golden fixtures not found at " + dir + " (expected ../shared beside the checkout)";
+        return oracle(root(), Boolean.getBoolean(OPTIONAL_PROPERTY));
+    }
+
+    /** A file or directory under the oracle directory, which must exist like the directory itself. */
+    public static Path oracle(String first, String... more) {
+        return require(oracle().resolve(Path.of(first, more)), Boolean.getBoolean(OPTIONAL_PROPERTY));
+    }
+
+    static Path oracle(Path root, boolean optional) {
+        return require(root.resolve("oracle"), optional);
+    }
+
+    private static Path require(Path path, boolean optional) {
+        if (Files.exists(path)) {
+            return path;
+        }
+        if (optional) {
+            String msg = "SKIPPED (-D" + OPTIONAL_PROPERTY + "=true): golden fixtures not found at " + path;
             System.err.println("*** " + msg);
             Assumptions.abort(msg);
         }
-        return dir;
+        return Assertions.fail("golden fixtures not found at " + path + " (put ../shared beside the checkout, "
+                + "or -Dqlab.fixtures=DIR; -D" + OPTIONAL_PROPERTY + "=true skips the oracle tests)");
     }
 
     public static JsonNode json(Path file) {

@@ -1,9 +1,15 @@
 package qlab.engine.testing;
 
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelConfig;
+import qlab.engine.model.ModelManifest;
 import qlab.engine.model.RopeScaling;
+import qlab.engine.safetensors.Checkpoint;
+import qlab.engine.safetensors.DType;
+import qlab.engine.safetensors.SafetensorsWriter;
 import qlab.engine.synthetic.SyntheticCheckpoint;
 
 /** Small synthetic models of assorted shapes, written to a temporary directory. */
@@ -54,6 +60,28 @@ public final class TestModels {
 
     public static Model write(ModelConfig config, long seed, Path dir) {
         new SyntheticCheckpoint(config, seed).write(dir);
+        return Model.load(dir);
+    }
+
+    /**
+     * The synthetic checkpoint with its final norm multiplied by {@code finalNormScale}: the logits
+     * scale with it (the head is linear in the normed state), so a test sees logits of a trained
+     * model's size (tens) rather than the synthetic model's few units.
+     */
+    public static Model writeWithLogitScale(ModelConfig config, long seed, double finalNormScale, Path dir) {
+        SyntheticCheckpoint synthetic = new SyntheticCheckpoint(config, seed);
+        synthetic.write(dir);
+        SafetensorsWriter w = new SafetensorsWriter();
+        for (Map.Entry<String, long[]> e : new TreeMap<>(ModelManifest.of(config).expected()).entrySet()) {
+            float[] v = synthetic.values(e.getKey(), e.getValue());
+            if (e.getKey().equals(ModelManifest.FINAL_NORM)) {
+                for (int i = 0; i < v.length; i++) {
+                    v[i] = (float) (v[i] * finalNormScale);
+                }
+            }
+            w.addFloats(e.getKey(), DType.BF16, e.getValue(), v);
+        }
+        w.write(dir.resolve(Checkpoint.SINGLE));
         return Model.load(dir);
     }
 }

@@ -11,9 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import qlab.engine.testing.Fixtures;
 
 /**
  * The tokenizer against goldens from the reference library (Hugging Face tokenizers, cross-checked
@@ -31,10 +31,7 @@ class TokenizerOracleTest {
         if (tokenizer != null) {
             return; // already loaded by another test class in this JVM
         }
-        String fixtures = System.getProperty("qlab.fixtures");
-        Assumptions.assumeTrue(fixtures != null && Files.isDirectory(Path.of(fixtures, "oracle")),
-                "SKIPPED: fixtures directory not found (system property qlab.fixtures=" + fixtures + ")");
-        oracle = Path.of(fixtures, "oracle");
+        oracle = Fixtures.oracle();
         tokenizer = Tokenizer.load(oracle.resolve("tiny-qwen2-realvocab"));
         corpus = readJsonl(oracle.resolve("tokenizer/corpus.jsonl"));
     }

@@ -33,6 +33,7 @@ import qlab.pipeline.matrix.SweepMatrix;
 import qlab.pipeline.report.SweepReport;
 import qlab.pipeline.results.ConfigOutcome;
 import qlab.pipeline.results.Journal;
+import qlab.pipeline.results.ResultFiles;
 import qlab.pipeline.results.ResultRow;
 import qlab.pipeline.results.ResultStore;
 import qlab.pipeline.results.RunInfo;
@@ -77,6 +78,8 @@ public final class SweepPipeline {
 
     public static SweepSummary run(SweepOptions options, EvaluatorFactory factory) {
         SweepMatrix matrix = SweepFileParser.parse(Path.of(options.getSweepFile()));
+        MatrixExpansion expansion = requireRunnable(matrix);
+        factory.check(matrix.model());
         ResultStore store = new ResultStore(Path.of(options.getOut()));
         PrintStream err = System.err;
         ResultStore.Lock lock = store.lock();
@@ -90,7 +93,7 @@ public final class SweepPipeline {
             int newSkipped = 0;
             Set<String> okIds = new HashSet<>();
             earlierRows.stream().filter(ResultRow::ok).forEach(r -> okIds.add(r.configId()));
-            for (SweepConfig c : MatrixExpansion.expand(matrix).configs()) {
+            for (SweepConfig c : expansion.configs()) {
                 if (c.skipped()) {
                     newSkipped += skippedBefore.contains(c.configId()) ? 0 : 1;
                 } else if (!okIds.contains(c.configId())) {
@@ -105,7 +108,7 @@ public final class SweepPipeline {
                 if (options.getReport()) {
                     reportFile = SweepReport.write(store.root(), earlierRows, matrix.name());
                 }
-                return new SweepSummary(null, store.root(), null, 0, 0, 0, 0, recovered, 0, 0, reportFile);
+                return new SweepSummary(null, store.root(), null, 0, 0, 0, 0, recovered, 0, 0, reportFile, List.of());
             }
 
             RunInfo run = RunInfo.start();
@@ -129,7 +132,11 @@ public final class SweepPipeline {
 
             Map<String, Long> counters = execute(p, options, plan, journalDir, err);
             ResultStore.deleteTree(journalDir);
+            ResultStore.deleteTree(runDir.resolve(WriteResults.TEMP_DIR));
             Path resultFile = runDir.resolve(ResultStore.RESULT_FILE);
+            List<String> failures = ResultFiles.readRows(List.of(resultFile)).stream()
+                    .filter(r -> "failed".equals(r.status()))
+                    .map(r -> r.configId() + " (" + r.label() + "): " + r.statusReason()).toList();
             if (options.getReport()) {
                 reportFile = SweepReport.write(store.root(), store.rows(), matrix.name());
             }
@@ -138,7 +145,7 @@ public final class SweepPipeline {
             return new SweepSummary(run.runId(), store.root(), resultFile,
                     counters.getOrDefault(Outcomes.OK, 0L), counters.getOrDefault(Outcomes.SKIPPED, 0L),
                     counters.getOrDefault(Outcomes.FAILED, 0L), counters.getOrDefault(Outcomes.RESUMED, 0L),
-                    recovered, counters.getOrDefault(WALL_MS, 0L), work, reportFile);
+                    recovered, counters.getOrDefault(WALL_MS, 0L), work, reportFile, failures);
         } catch (QlabException e) {
             throw e;
         } catch (Exception e) {
@@ -146,6 +153,20 @@ public final class SweepPipeline {
         } finally {
             lock.close();
         }
+    }
+
+    /**
+     * The matrix's configs, or a user error naming the axis if none of them can run: a config is
+     * skipped only when a format of its mix does not support its group size.
+     */
+    static MatrixExpansion requireRunnable(SweepMatrix matrix) {
+        MatrixExpansion expansion = MatrixExpansion.expand(matrix);
+        if (expansion.runnable() == 0) {
+            String first = expansion.configs().isEmpty() ? "" : "; " + expansion.configs().getFirst().skipReason();
+            throw new QlabException(matrix.sourceFile() + ": no runnable config: no format of \"formats\" supports a size in "
+                    + "\"group_sizes\" " + matrix.groupSizes() + first);
+        }
+        return expansion;
     }
 
     private static final String WALL_MS = "\u0000wall_ms";

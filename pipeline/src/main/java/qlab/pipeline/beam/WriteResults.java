@@ -4,7 +4,6 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.beam.sdk.extensions.avro.coders.AvroCoder;
 import org.apache.beam.sdk.io.FileIO;
 import org.apache.beam.sdk.io.WriteFilesResult;
-import org.apache.beam.sdk.io.parquet.ParquetIO;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -21,6 +20,9 @@ import qlab.pipeline.results.RunInfo;
  */
 public final class WriteResults extends PTransform<PCollection<ConfigOutcome>, WriteFilesResult<Void>> {
 
+    /** FileIO's temporary directory inside the run directory; empty once the write is committed. */
+    public static final String TEMP_DIR = ".temp-beam";
+
     private final String runDir;
     private final RunInfo run;
 
@@ -35,8 +37,9 @@ public final class WriteResults extends PTransform<PCollection<ConfigOutcome>, W
                 .apply("ToRows", ParDo.of(new ToRecordFn(run)))
                 .setCoder(AvroCoder.of(ResultSchema.CURRENT))
                 .apply("Parquet", FileIO.<GenericRecord>write()
-                        .via(ParquetIO.sink(ResultSchema.CURRENT))
+                        .via(new ParquetSink(ResultSchema.CURRENT))
                         .to(runDir)
+                        .withTempDirectory(runDir + "/" + TEMP_DIR)
                         .withNumShards(1)
                         .withNaming((window, pane, numShards, shardIndex, compression) ->
                                 numShards == 1 ? ResultStore.RESULT_FILE

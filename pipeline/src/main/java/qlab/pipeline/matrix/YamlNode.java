@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import qlab.engine.QlabException;
+import qlab.engine.util.JsonErrors;
 
 /**
  * A YAML document as a tree that remembers the line of every value, so that a validation error can
@@ -60,8 +61,7 @@ public sealed interface YamlNode {
             return root;
         } catch (JacksonException e) {
             int line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
-            String why = e.getOriginalMessage().lines().findFirst().orElse("malformed YAML");
-            throw new QlabException(name + ":" + line + ": malformed YAML: " + why);
+            throw new QlabException(name + ":" + line + ": malformed YAML: " + JsonErrors.why(e));
         } catch (IOException e) {
             throw new QlabException(name + ": cannot read: " + e.getMessage());
         }

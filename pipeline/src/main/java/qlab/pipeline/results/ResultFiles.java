@@ -11,16 +11,27 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.parquet.avro.AvroParquetReader;
+import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.avro.AvroReadSupport;
 import org.apache.parquet.avro.AvroParquetWriter;
 import org.apache.parquet.conf.PlainParquetConfiguration;
-import org.apache.parquet.hadoop.ParquetReader;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.api.ReadSupport;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.ColumnIOFactory;
 import org.apache.parquet.io.LocalInputFile;
 import org.apache.parquet.io.LocalOutputFile;
+import org.apache.parquet.io.MessageColumnIO;
+import org.apache.parquet.io.OutputFile;
+import org.apache.parquet.io.RecordReader;
+import org.apache.parquet.io.api.RecordMaterializer;
+import org.apache.parquet.schema.MessageType;
 import qlab.engine.QlabException;
 
 /**
@@ -78,14 +89,27 @@ public final class ResultFiles {
         return rows;
     }
 
+    /**
+     * The rows of one file, through Parquet's file reader and parquet-avro's record materializer
+     * with a plain configuration: {@code AvroParquetReader}'s builder needs Hadoop's configuration
+     * classes and their dependencies, which the runtime classpath does not carry.
+     */
     public static List<GenericRecord> readRecords(Path file) {
         List<GenericRecord> records = new ArrayList<>();
-        try (ParquetReader<GenericRecord> reader = AvroParquetReader
-                .<GenericRecord>builder(new LocalInputFile(file), new PlainParquetConfiguration())
-                .withDataModel(GenericData.get())
-                .build()) {
-            for (GenericRecord r = reader.read(); r != null; r = reader.read()) {
-                records.add(r);
+        PlainParquetConfiguration conf = new PlainParquetConfiguration();
+        ParquetReadOptions options = ParquetReadOptions.builder(conf).withCodecFactory(SnappyCodecs.INSTANCE).build();
+        try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(file), options)) {
+            MessageType schema = reader.getFileMetaData().getSchema();
+            Map<String, String> metadata = reader.getFileMetaData().getKeyValueMetaData();
+            AvroReadSupport<GenericRecord> support = new AvroReadSupport<>(GenericData.get());
+            ReadSupport.ReadContext context = support.init(conf, metadata, schema);
+            RecordMaterializer<GenericRecord> materializer = support.prepareForRead(conf, metadata, schema, context);
+            MessageColumnIO columns = new ColumnIOFactory().getColumnIO(context.getRequestedSchema(), schema);
+            for (PageReadStore group = reader.readNextRowGroup(); group != null; group = reader.readNextRowGroup()) {
+                RecordReader<GenericRecord> rows = columns.getRecordReader(group, materializer);
+                for (long i = 0; i < group.getRowCount(); i++) {
+                    records.add(rows.read());
+                }
             }
         } catch (IOException | RuntimeException e) {
             throw new QlabException(file + ": not a readable Parquet result file: " + e.getMessage());
@@ -98,18 +122,27 @@ public final class ResultFiles {
         Files.createDirectories(target.toAbsolutePath().getParent());
         Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
         Files.deleteIfExists(tmp);
-        try (ParquetWriter<GenericRecord> writer = AvroParquetWriter
-                .<GenericRecord>builder(new LocalOutputFile(tmp))
-                .withConf(new PlainParquetConfiguration())
-                .withSchema(ResultSchema.CURRENT)
-                .withDataModel(GenericData.get())
-                .withCompressionCodec(CompressionCodecName.SNAPPY)
-                .build()) {
+        try (ParquetWriter<GenericRecord> writer = writer(new LocalOutputFile(tmp), ResultSchema.CURRENT)) {
             for (GenericRecord r : records) {
                 writer.write(r);
             }
         }
         moveAtomically(tmp, target);
+    }
+
+    /**
+     * A writer of result rows to {@code out}, the one configuration every result file is written
+     * with (here and by the pipeline's sink). A plain Parquet configuration and
+     * snappy-java for the pages: no Hadoop classes.
+     */
+    public static ParquetWriter<GenericRecord> writer(OutputFile out, Schema schema) throws IOException {
+        return AvroParquetWriter.<GenericRecord>builder(out)
+                .withConf(new PlainParquetConfiguration())
+                .withSchema(schema)
+                .withDataModel(GenericData.get())
+                .withCompressionCodec(CompressionCodecName.SNAPPY)
+                .withCodecFactory(SnappyCodecs.INSTANCE)
+                .build();
     }
 
     static void moveAtomically(Path from, Path to) throws IOException {

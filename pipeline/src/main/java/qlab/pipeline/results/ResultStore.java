@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.apache.avro.generic.GenericRecord;
 import qlab.engine.QlabException;
+import qlab.engine.util.IoErrors;
 
 /**
  * A results directory ({@code --out}). Layout:
@@ -67,7 +68,7 @@ public final class ResultStore {
             }
             return new Lock(channel);
         } catch (IOException e) {
-            throw new QlabException(root + ": cannot lock: " + e.getMessage());
+            throw new QlabException(root + ": cannot lock: " + IoErrors.why(e));
         }
     }
 

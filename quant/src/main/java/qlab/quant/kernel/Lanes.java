@@ -6,6 +6,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
+import qlab.engine.tensor.VectorSupport;
 
 /**
  * The vector shapes every kernel uses, chosen once from the CPU: 16 float lanes with AVX-512,
@@ -20,8 +21,9 @@ public final class Lanes {
 
     /**
      * Float lanes per vector: 16 or 8 (the codes' 16-byte units split evenly either way).
-     * {@code -Dqlab.vector.lanes=8|16} overrides the hardware choice, so the other shape's kernels
-     * can be tested (slowly, emulated) on any machine.
+     * {@code -Dqlab.vector.lanes=8|16} ({@link VectorSupport#FORCED_LANES}) overrides the hardware
+     * choice, here and in the engine's kernels (the dequantized tile among them), so the other
+     * shape's kernels can be tested (slowly, emulated) on any machine.
      */
     public static final int COUNT = chooseCount();
 
@@ -34,15 +36,10 @@ public final class Lanes {
     static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(COUNT * 16));
 
     private static int chooseCount() {
-        String forced = System.getProperty("qlab.vector.lanes");
-        if (forced == null) {
-            return FloatVector.SPECIES_PREFERRED.length() >= 16 ? 16 : 8;
+        if (VectorSupport.FORCED_LANES != 0) {
+            return VectorSupport.FORCED_LANES;
         }
-        return switch (forced) {
-            case "8" -> 8;
-            case "16" -> 16;
-            default -> throw new IllegalArgumentException("-Dqlab.vector.lanes must be 8 or 16, got " + forced);
-        };
+        return FloatVector.SPECIES_PREFERRED.length() >= 16 ? 16 : 8;
     }
 
     /** Lanes summed in index order: fixed, unlike reduceLanes, so every kernel agrees bitwise. */

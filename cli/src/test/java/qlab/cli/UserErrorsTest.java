@@ -1,0 +1,93 @@
+package qlab.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Bad input through the command line: exit code 2 and one line that names the file and says why. */
+class UserErrorsTest {
+
+    @TempDir
+    static Path tmp;
+
+    static Path model;
+    static Path shortText;
+    static Path idsFile;
+
+    @BeforeAll
+    static void generate() throws Exception {
+        model = tmp.resolve("tiny");
+        assertEquals(0, CliRun.of("gen", "--preset", "tiny", "--seed", "5", "--out", model.toString()).exit());
+        shortText = Files.writeString(tmp.resolve("short.txt"), "Too short.\n");
+        idsFile = Files.writeString(tmp.resolve("ids.txt"), "1 2 3 4 5 6 7 8\n");
+    }
+
+    @Test
+    void aModelThatDoesNotExistIsNamedAsSuch() {
+        Path none = tmp.resolve("nonexistent");
+        CliRun r = CliRun.of("ppl", "--model", none.toString(), "--text", shortText.toString());
+        assertEquals(2, r.exit());
+        assertEquals("qlab: " + none + ": no such model directory or file\n", r.err());
+        CliRun ids = CliRun.of("ppl", "--model", none.toString(), "--ids", idsFile.toString(), "--ctx", "4");
+        assertEquals(2, ids.exit());
+        assertTrue(ids.err().startsWith("qlab: " + none + ": no such model directory or file"), ids.err());
+    }
+
+    @Test
+    void pplOnATextShorterThanOneWindowNamesTheFile() {
+        CliRun r = CliRun.of("ppl", "--model", model.toString(), "--text", shortText.toString(), "--ctx", "64");
+        assertEquals(2, r.exit());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("qlab: " + shortText + ": the text has "), r.err());
+        assertTrue(r.err().contains("too short for one window of --ctx 64"), r.err());
+    }
+
+    @Test
+    void malformedJsonIsReportedWithoutParserInternals() throws Exception {
+        Path broken = tmp.resolve("broken");
+        Files.createDirectories(broken);
+        for (String f : List.of("config.json", "model.safetensors")) {
+            Files.copy(model.resolve(f), broken.resolve(f));
+        }
+        // An object left open: Jackson's own message points at its start marker with "[Source: ...]".
+        Files.writeString(broken.resolve("tokenizer.json"), "{\"model\": {");
+        CliRun r = CliRun.of("ppl", "--model", broken.toString(), "--text", shortText.toString());
+        assertEquals(2, r.exit());
+        assertEquals("qlab: " + broken.resolve("tokenizer.json") + ": malformed JSON at line 1, column 12: "
+                + "Unexpected end-of-input: expected close marker for Object (start marker at line 1, column 11)\n", r.err());
+        Files.writeString(broken.resolve("config.json"), "{\"hidden_size\": [");
+        CliRun c = CliRun.of("ppl", "--model", broken.toString(), "--ids", idsFile.toString(), "--ctx", "4");
+        assertEquals(2, c.exit());
+        assertFalse(c.err().contains("[Source:"), c.err());
+        assertTrue(c.err().startsWith("qlab: " + broken.resolve("config.json") + ": not valid JSON at line 1"), c.err());
+    }
+
+    /**
+     * The launcher's filter (qlab, drop_incubator_warning) around a real JVM: the incubator warning
+     * goes, the rest of stderr and the exit code stay.
+     */
+    @Test
+    void theLauncherDropsOnlyTheIncubatorWarning() throws Exception {
+        Path launcher = Path.of(System.getProperty("qlab.home"), "qlab");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String script = "source <(sed -n '/^INCUBATOR_WARNING=/p;/^drop_incubator_warning() {/,/^}/p' \"$1\")\n"
+                + "exec \"$2\" --add-modules jdk.incubator.vector -cp \"$3\" NoSuchMainClass 2> >(drop_incubator_warning >&2)\n";
+        List<String> command = new ArrayList<>(List.of("bash", "-c", script, "qlab-test", launcher.toString(), java,
+                tmp.toString()));
+        Process p = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String err = new String(p.getErrorStream().readAllBytes());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(1, p.exitValue(), err);
+        assertFalse(err.contains("WARNING: Using incubator modules"), err);
+        assertTrue(err.startsWith("Error: Could not find or load main class NoSuchMainClass"), err);
+    }
+}
