@@ -3,6 +3,8 @@ package qlab.engine.tokenizer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static qlab.engine.tokenizer.OracleCorpus.ints;
+import static qlab.engine.tokenizer.OracleCorpus.readJsonl;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -37,24 +39,6 @@ class TokenizerOracleTest {
         oracle = Path.of(fixtures, "oracle");
         tokenizer = Tokenizer.load(oracle.resolve("tiny-qwen2-realvocab"));
         corpus = readJsonl(oracle.resolve("tokenizer/corpus.jsonl"));
-    }
-
-    static List<JsonNode> readJsonl(Path p) throws IOException {
-        List<JsonNode> out = new ArrayList<>();
-        for (String line : Files.readAllLines(p)) {
-            if (!line.isBlank()) {
-                out.add(JSON.readTree(line));
-            }
-        }
-        return out;
-    }
-
-    static int[] ints(JsonNode array) {
-        int[] out = new int[array.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = array.get(i).asInt();
-        }
-        return out;
     }
 
     @Test
@@ -101,40 +85,13 @@ class TokenizerOracleTest {
 
     @Test
     void decodeCasesMatchTheReference() throws IOException {
-        List<JsonNode> cases = readJsonl(oracle.resolve("tokenizer/decode_cases.jsonl"));
-        int passed = 0;
-        for (JsonNode c : cases) {
-            int[] ids = ints(c.get("ids"));
-            assertEquals(c.get("decoded").asText(), tokenizer.decode(ids, false), "decode case " + c.get("id"));
-            assertEquals(c.get("decoded_skip_special_tokens").asText(), tokenizer.decode(ids, true),
-                    "decode case " + c.get("id") + " (skip special)");
-            passed++;
-        }
-        System.out.println("tokenizer decode cases: " + passed + "/" + cases.size());
-        assertEquals(300, passed);
+        assertEquals(300, OracleCorpus.checkDecodeCases(tokenizer, oracle.resolve("tokenizer/decode_cases.jsonl")));
     }
 
     @Test
     void streamingDecodeEqualsFullDecode() throws IOException {
-        List<int[]> idLists = new ArrayList<>();
-        for (JsonNode line : corpus) {
-            idLists.add(ints(line.get("ids")));
-        }
-        for (JsonNode c : readJsonl(oracle.resolve("tokenizer/decode_cases.jsonl"))) {
-            idLists.add(ints(c.get("ids")));
-        }
-        for (int[] ids : idLists) {
-            for (boolean skip : new boolean[] {false, true}) {
-                StreamingDecoder stream = tokenizer.streamingDecoder(skip);
-                StringBuilder text = new StringBuilder();
-                for (int id : ids) {
-                    text.append(stream.accept(id));
-                }
-                text.append(stream.finish());
-                assertEquals(tokenizer.decode(ids, skip), text.toString(), java.util.Arrays.toString(ids));
-            }
-        }
-        assertEquals(3300, idLists.size());
+        assertEquals(3300, OracleCorpus.checkStreaming(tokenizer, oracle.resolve("tokenizer/corpus.jsonl"),
+                oracle.resolve("tokenizer/decode_cases.jsonl")));
     }
 
     @Test

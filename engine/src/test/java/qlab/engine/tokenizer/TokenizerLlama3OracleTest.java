@@ -1,0 +1,83 @@
+package qlab.engine.tokenizer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Llama 3 tokenizer (byte-level BPE, its own split pattern with digits in groups of up to three,
+ * {@code ignore_merges}) against the reference library's goldens: 2000 strings, 300 decode cases, the
+ * model manifest's prompts and continuations, and the Llama 3 chat cases' ids.
+ */
+class TokenizerLlama3OracleTest {
+    private static Path oracle;
+    private static Tokenizer tokenizer;
+
+    @BeforeAll
+    static void load() {
+        String fixtures = System.getProperty("qlab.fixtures");
+        Assumptions.assumeTrue(fixtures != null && Files.isDirectory(Path.of(fixtures, "oracle", "tokenizer-llama3")),
+                "SKIPPED: fixtures directory not found (system property qlab.fixtures=" + fixtures + ")");
+        oracle = Path.of(fixtures, "oracle");
+        tokenizer = Tokenizer.load(oracle.resolve("tiny-llama3-realvocab"));
+    }
+
+    @Test
+    void corpusEncodesAndDecodesLikeTheReference() throws IOException {
+        OracleCorpus.Result r = OracleCorpus.check(tokenizer, oracle.resolve("tokenizer-llama3/corpus.jsonl"));
+        assertEquals(2000, r.lines());
+        assertEquals(List.of(), r.failures());
+        assertEquals(2000, r.roundTrips());
+    }
+
+    @Test
+    void decodeCasesMatchTheReference() throws IOException {
+        assertEquals(300, OracleCorpus.checkDecodeCases(tokenizer, oracle.resolve("tokenizer-llama3/decode_cases.jsonl")));
+    }
+
+    @Test
+    void streamingDecodeEqualsFullDecode() throws IOException {
+        assertEquals(2300, OracleCorpus.checkStreaming(tokenizer, oracle.resolve("tokenizer-llama3/corpus.jsonl"),
+                oracle.resolve("tokenizer-llama3/decode_cases.jsonl")));
+    }
+
+    @Test
+    void modelManifestPromptsAndGreedyContinuations() throws IOException {
+        JsonNode manifest = new ObjectMapper().readTree(oracle.resolve("tiny-llama3-realvocab/golden/manifest.json").toFile());
+        int prompts = 0;
+        for (JsonNode p : manifest.get("prompts")) {
+            String name = p.get("name").asText();
+            assertArrayEquals(OracleCorpus.ints(p.get("input_ids")), tokenizer.encode(p.get("text").asText()), name);
+            assertEquals(p.get("greedy_continuation_decoded").asText(),
+                    tokenizer.decode(OracleCorpus.ints(p.get("greedy_continuation")), false), name + " continuation");
+            prompts++;
+        }
+        assertEquals(5, prompts);
+    }
+
+    @Test
+    void chatCasesEncodeToTheirExpectedIds() throws IOException {
+        List<JsonNode> cases = OracleCorpus.readJsonl(oracle.resolve("chat/cases_llama3.jsonl"));
+        for (JsonNode c : cases) {
+            assertArrayEquals(OracleCorpus.ints(c.get("expected_ids")), tokenizer.encode(c.get("expected_text").asText()),
+                    c.get("name").asText());
+        }
+        assertEquals(6, cases.size());
+    }
+
+    @Test
+    void digitsAreSplitInGroupsOfThreeFromTheLeft() {
+        int[] ids = tokenizer.encode("1234567");
+        assertEquals("1234567", tokenizer.decode(ids));
+        assertEquals(List.of("123", "456", "7"), java.util.Arrays.stream(ids).mapToObj(tokenizer::tokenText).toList());
+    }
+}
