@@ -168,7 +168,8 @@ class TokenizerLoadErrorsTest {
     void unsupportedModelTypesAndOptionsAreRefused() throws IOException {
         assertRejected("model.type", r -> model(r).put("type", "WordPiece"));
         assertRejected("model.dropout", r -> model(r).put("dropout", 0.1));
-        assertRejected("model.byte_fallback", r -> model(r).put("byte_fallback", true));
+        assertRejected("model.byte_fallback", r -> model(r).put("byte_fallback", "yes"));
+        assertRejected("model.unk_token", r -> model(r).put("unk_token", 5));
         assertRejected("model.continuing_subword_prefix", r -> model(r).put("continuing_subword_prefix", "##"));
         assertRejected("model.end_of_word_suffix", r -> model(r).put("end_of_word_suffix", "</w>"));
         assertRejected("model.vocab", r -> ((ObjectNode) model(r).get("vocab")).remove("Ġ"));
@@ -181,15 +182,16 @@ class TokenizerLoadErrorsTest {
     @Test
     void unsupportedPipelineStagesAreRefused() throws IOException {
         assertRejected("pre_tokenizer.pretokenizers[0].type", r -> preStep(r, 0).put("type", "Whitespace"));
-        assertRejected("pre_tokenizer.pretokenizers[0].behavior", r -> preStep(r, 0).put("behavior", "MergedWithPrevious"));
-        assertRejected("pre_tokenizer.pretokenizers[0].invert", r -> preStep(r, 0).put("invert", true));
+        assertRejected("pre_tokenizer.pretokenizers[0].behavior", r -> preStep(r, 0).put("behavior", "MergedWithBoth"));
+        assertRejected("pre_tokenizer.pretokenizers[0].invert", r -> preStep(r, 0).put("invert", "yes"));
         assertRejected("pre_tokenizer.pretokenizers[0].pattern.Regex",
                 r -> ((ObjectNode) preStep(r, 0).get("pattern")).put("Regex", "^\\s+"));
         assertRejected("pre_tokenizer.pretokenizers[1].add_prefix_space", r -> preStep(r, 1).put("add_prefix_space", true));
-        assertRejected("pre_tokenizer", r -> r.putNull("pre_tokenizer"));
+        // Without a ByteLevel pre-tokenizer the vocabulary is not byte-level, and the ByteLevel decoder does not fit.
+        assertRejected("decoder.type", r -> r.putNull("pre_tokenizer"));
         assertRejected("normalizer.type", r -> ((ObjectNode) r.get("normalizer")).put("type", "Lowercase"));
         assertRejected("decoder.type", r -> ((ObjectNode) r.get("decoder")).put("type", "WordPiece"));
-        assertRejected("post_processor.type", r -> ((ObjectNode) r.get("post_processor")).put("type", "TemplateProcessing"));
+        assertRejected("post_processor.type", r -> ((ObjectNode) r.get("post_processor")).put("type", "RobertaProcessing"));
         assertRejected("truncation", r -> r.putObject("truncation").put("max_length", 8));
         assertRejected("padding", r -> r.putObject("padding").put("strategy", "BatchLongest"));
         assertRejected("something_else", r -> r.put("something_else", true));
