@@ -91,6 +91,31 @@ final class OracleCorpus {
         return passed;
     }
 
+    /** Asserts the model manifest's prompt ids and decoded greedy continuations; returns how many prompts. */
+    static int checkManifest(Tokenizer tokenizer, Path manifestFile) throws IOException {
+        JsonNode manifest = JSON.readTree(manifestFile.toFile());
+        int prompts = 0;
+        for (JsonNode p : manifest.get("prompts")) {
+            String name = p.get("name").asText();
+            org.junit.jupiter.api.Assertions.assertArrayEquals(ints(p.get("input_ids")),
+                    tokenizer.encode(p.get("text").asText()), name);
+            assertEquals(p.get("greedy_continuation_decoded").asText(),
+                    tokenizer.decode(ints(p.get("greedy_continuation")), false), name + " continuation");
+            prompts++;
+        }
+        return prompts;
+    }
+
+    /** Asserts that each chat case's rendered text encodes to its expected ids; returns how many cases. */
+    static int checkChatIds(Tokenizer tokenizer, Path casesFile) throws IOException {
+        List<JsonNode> cases = readJsonl(casesFile);
+        for (JsonNode c : cases) {
+            org.junit.jupiter.api.Assertions.assertArrayEquals(ints(c.get("expected_ids")),
+                    tokenizer.encode(c.get("expected_text").asText()), c.get("name").asText());
+        }
+        return cases.size();
+    }
+
     /** Asserts that streaming decodes of every id list equal the full decode; returns how many lists were checked. */
     static int checkStreaming(Tokenizer tokenizer, Path... files) throws IOException {
         int lists = 0;

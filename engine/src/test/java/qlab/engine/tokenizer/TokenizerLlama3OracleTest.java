@@ -1,10 +1,7 @@
 package qlab.engine.tokenizer;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,26 +49,12 @@ class TokenizerLlama3OracleTest {
 
     @Test
     void modelManifestPromptsAndGreedyContinuations() throws IOException {
-        JsonNode manifest = new ObjectMapper().readTree(oracle.resolve("tiny-llama3-realvocab/golden/manifest.json").toFile());
-        int prompts = 0;
-        for (JsonNode p : manifest.get("prompts")) {
-            String name = p.get("name").asText();
-            assertArrayEquals(OracleCorpus.ints(p.get("input_ids")), tokenizer.encode(p.get("text").asText()), name);
-            assertEquals(p.get("greedy_continuation_decoded").asText(),
-                    tokenizer.decode(OracleCorpus.ints(p.get("greedy_continuation")), false), name + " continuation");
-            prompts++;
-        }
-        assertEquals(5, prompts);
+        assertEquals(5, OracleCorpus.checkManifest(tokenizer, oracle.resolve("tiny-llama3-realvocab/golden/manifest.json")));
     }
 
     @Test
     void chatCasesEncodeToTheirExpectedIds() throws IOException {
-        List<JsonNode> cases = OracleCorpus.readJsonl(oracle.resolve("chat/cases_llama3.jsonl"));
-        for (JsonNode c : cases) {
-            assertArrayEquals(OracleCorpus.ints(c.get("expected_ids")), tokenizer.encode(c.get("expected_text").asText()),
-                    c.get("name").asText());
-        }
-        assertEquals(6, cases.size());
+        assertEquals(6, OracleCorpus.checkChatIds(tokenizer, oracle.resolve("chat/cases_llama3.jsonl")));
     }
 
     @Test

@@ -1,13 +1,11 @@
 package qlab.engine.tokenizer;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static qlab.engine.tokenizer.OracleCorpus.ints;
 import static qlab.engine.tokenizer.OracleCorpus.readJsonl;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,7 +21,6 @@ import org.junit.jupiter.api.Test;
  * greedy continuations, and the chat-template cases.
  */
 class TokenizerOracleTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static Path oracle;
     private static Tokenizer tokenizer;
     private static List<JsonNode> corpus;
@@ -114,27 +111,12 @@ class TokenizerOracleTest {
 
     @Test
     void modelManifestPromptsAndGreedyContinuations() throws IOException {
-        JsonNode manifest = JSON.readTree(oracle.resolve("tiny-qwen2-realvocab/golden/manifest.json").toFile());
-        int prompts = 0;
-        for (JsonNode p : manifest.get("prompts")) {
-            String name = p.get("name").asText();
-            assertArrayEquals(ints(p.get("input_ids")), tokenizer.encode(p.get("text").asText()), name);
-            assertEquals(p.get("greedy_continuation_decoded").asText(),
-                    tokenizer.decode(ints(p.get("greedy_continuation")), false), name + " continuation");
-            prompts++;
-        }
-        System.out.println("tokenizer manifest prompts: " + prompts);
-        assertEquals(5, prompts);
+        assertEquals(5, OracleCorpus.checkManifest(tokenizer, oracle.resolve("tiny-qwen2-realvocab/golden/manifest.json")));
     }
 
     @Test
     void chatCasesEncodeToTheirExpectedIds() throws IOException {
-        List<JsonNode> cases = readJsonl(oracle.resolve("chat/cases.jsonl"));
-        for (JsonNode c : cases) {
-            assertArrayEquals(ints(c.get("expected_ids")), tokenizer.encode(c.get("expected_text").asText()),
-                    c.get("name").asText());
-        }
-        assertEquals(6, cases.size());
+        assertEquals(6, OracleCorpus.checkChatIds(tokenizer, oracle.resolve("chat/cases.jsonl")));
     }
 
     @Test
