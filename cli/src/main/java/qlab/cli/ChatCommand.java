@@ -31,7 +31,8 @@ import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "chat", mixinStandardHelpOptions = true,
-        description = {"Chat with a model (Qwen2.5 ChatML template) on the terminal; replies stream as they are produced.",
+        description = {"Chat with a model on the terminal in its chat template (Qwen2.5, Qwen3 or Llama 3, recognised from"
+            + " tokenizer_config.json); replies stream as they are produced.",
             "The KV cache keeps the conversation between turns: each turn feeds only the new text.",
             "Commands: /reset starts over, /exit (or end of input) ends."})
 final class ChatCommand implements Callable<Integer> {
@@ -41,6 +42,10 @@ final class ChatCommand implements Callable<Integer> {
 
     @Option(names = "--model", required = true, description = "Model directory or quantized file (with a tokenizer.json).")
     Path model;
+
+    @Option(names = "--template", paramLabel = "NAME", description = "Chat template to use instead of the model's own:"
+            + " qwen2.5, qwen3 or llama3.")
+    String templateName;
 
     @Option(names = "--system", description = "System prompt (default: the template's own).")
     String system;
@@ -75,7 +80,8 @@ final class ChatCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Tokenizer tok = TextTokens.require(model);
-        Set<Integer> stops = StopTokens.forModel(model, Optional.of(tok));
+        ChatTemplate template = ChatTemplates.choose(model, templateName);
+        Set<Integer> stops = StopTokens.forModel(model, Optional.of(tok), Optional.of(template));
         Sampler sampler = new Sampler(sampling.resolve(model, err));
         Model m = Models.open(model);
         BufferedReader in = new BufferedReader(new InputStreamReader(input, StandardCharsets.UTF_8));
@@ -83,7 +89,7 @@ final class ChatCommand implements Callable<Integer> {
             Transformer tf = new Transformer(m, pool);
             KvCache cache = tf.newCache(ctx);
             int[] history = new int[0];
-            Conversation conv = newConversation();
+            Conversation conv = newConversation(template);
             err.println("chat with " + model + " (" + sampler.config().describe() + "); /reset, /exit");
             while (true) {
                 err.print("you> ");
@@ -96,7 +102,7 @@ final class ChatCommand implements Callable<Integer> {
                     continue;
                 }
                 if (line.strip().equals("/reset")) {
-                    conv = newConversation();
+                    conv = newConversation(template);
                     cache.clear();
                     history = new int[0];
                     err.println("(conversation cleared)");
@@ -111,7 +117,7 @@ final class ChatCommand implements Callable<Integer> {
                 int[] ids = tok.encode(piece.text());
                 if (cache.length() + ids.length + maxTokens > ctx) {
                     err.println("(context of " + ctx + " tokens is full; /reset to start over, or raise --ctx)");
-                    conv = newConversation();
+                    conv = newConversation(template);
                     cache.clear();
                     history = new int[0];
                     continue;
@@ -140,8 +146,8 @@ final class ChatCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Conversation newConversation() {
-        Conversation c = new Conversation(ChatTemplate.qwen25(), null);
+    private Conversation newConversation(ChatTemplate template) {
+        Conversation c = new Conversation(template, null);
         if (system != null) {
             c.add(ChatMessage.system(system));
         }

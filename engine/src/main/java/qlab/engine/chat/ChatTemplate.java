@@ -52,4 +52,14 @@ public interface ChatTemplate {
     static ChatTemplate forModel(Path modelDirectory) {
         return KnownChatTemplates.forModel(modelDirectory);
     }
+
+    /**
+     * A known template by name ({@code qwen2.5}, {@code qwen3}, {@code llama3}), whatever the model's own, with
+     * the special tokens of the model's {@code tokenizer_config.json}.
+     *
+     * @throws qlab.engine.QlabException for an unknown name
+     */
+    static ChatTemplate named(String name, Path modelDirectory) {
+        return KnownChatTemplates.named(name, modelDirectory);
+    }
 }

@@ -22,21 +22,21 @@ final class KnownChatTemplates {
     static final String TEMPLATE_FILE = "chat_template.jinja";
 
     /** A known template: its name, the passages that identify it, and how to build it from tokenizer_config. */
-    private record Known(String name, List<String> markers, List<String> absent, Function<JsonNode, ChatTemplate> build) {
+    private record Known(String name, String id, List<String> markers, List<String> absent, Function<JsonNode, ChatTemplate> build) {
         boolean matches(String template) {
             return markers.stream().allMatch(template::contains) && absent.stream().noneMatch(template::contains);
         }
     }
 
     private static final List<Known> KNOWN = List.of(
-            new Known("Qwen3", List.of("<|im_start|>", "ns.last_query_index", "reasoning_content",
+            new Known("Qwen3", "qwen3", List.of("<|im_start|>", "ns.last_query_index", "reasoning_content",
                     "enable_thinking is defined and enable_thinking is false",
                     "message.content.split('</think>')[-1].lstrip('\\n')", "<tool_response>"),
                     List.of(), config -> ChatTemplate.qwen3()),
-            new Known("Qwen2.5", List.of("<|im_start|>", Qwen25ChatTemplate.DEFAULT_SYSTEM_PROMPT, "<tool_call>",
+            new Known("Qwen2.5", "qwen2.5", List.of("<|im_start|>", Qwen25ChatTemplate.DEFAULT_SYSTEM_PROMPT, "<tool_call>",
                     "<tool_response>"),
                     List.of("<think>"), config -> ChatTemplate.qwen25()),
-            new Known("Llama 3", List.of("<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>'",
+            new Known("Llama 3", "llama3", List.of("<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>'",
                     "{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}",
                     "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}"),
                     List.of("tools", "add_generation_prompt"),
@@ -47,16 +47,31 @@ final class KnownChatTemplates {
     private KnownChatTemplates() {
     }
 
-    static ChatTemplate forModel(Path modelDirectory) {
-        Path configFile = modelDirectory.resolve(TOKENIZER_CONFIG);
-        JsonNode config = JSON.createObjectNode();
-        if (Files.isRegularFile(configFile)) {
-            try {
-                config = JSON.readTree(configFile.toFile());
-            } catch (IOException e) {
-                throw new QlabException(configFile + ": cannot read: " + e.getMessage().lines().findFirst().orElse(""), e);
+    /** The known template called {@code id} ({@code qwen2.5}, {@code qwen3}, {@code llama3}), with the model's special tokens. */
+    static ChatTemplate named(String id, Path modelDirectory) {
+        for (Known k : KNOWN) {
+            if (k.id.equals(id)) {
+                return k.build.apply(tokenizerConfig(modelDirectory.resolve(TOKENIZER_CONFIG)));
             }
         }
+        throw new QlabException("chat template \"" + id + "\" is unknown (known: "
+                + String.join(", ", KNOWN.stream().map(Known::id).toList()) + ")");
+    }
+
+    private static JsonNode tokenizerConfig(Path configFile) {
+        if (!Files.isRegularFile(configFile)) {
+            return JSON.createObjectNode();
+        }
+        try {
+            return JSON.readTree(configFile.toFile());
+        } catch (IOException e) {
+            throw new QlabException(configFile + ": cannot read: " + e.getMessage().lines().findFirst().orElse(""), e);
+        }
+    }
+
+    static ChatTemplate forModel(Path modelDirectory) {
+        Path configFile = modelDirectory.resolve(TOKENIZER_CONFIG);
+        JsonNode config = tokenizerConfig(configFile);
         Path templateFile = modelDirectory.resolve(TEMPLATE_FILE);
         if (Files.isRegularFile(templateFile)) {
             try {
