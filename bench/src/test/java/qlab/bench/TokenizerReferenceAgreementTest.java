@@ -25,7 +25,8 @@ import qlab.engine.tokenizer.Tokenizer;
  * qlab's tokenizer against the Hugging Face Rust library (DJL binding) on configurations the
  * fixtures do not cover, made by editing the real Qwen tokenizer.json: GPT-2 style ByteLevel regex,
  * the Llama 3 digit pattern, a Split pattern run through the regex translation, "Removed" splits,
- * NFKC, normalized added tokens, ignore_merges. Inputs are seeded random strings over characters
+ * NFKC, normalized added tokens, ignore_merges, SmolLM2's Digits before the ByteLevel regex. Inputs are seeded
+ * random strings over characters
  * where the pattern alternatives and Unicode class definitions are easy to get wrong.
  */
 class TokenizerReferenceAgreementTest {
@@ -117,6 +118,17 @@ class TokenizerReferenceAgreementTest {
             r.putNull("normalizer");
             r.set("pre_tokenizer", byteLevel(true));
         }, 2);
+    }
+
+    @Test
+    void smolLm2StyleDigitsThenByteLevelRegex() throws IOException {
+        assertAgreement("digits-bytelevel", r -> {
+            r.putNull("normalizer");
+            ObjectNode pre = r.putObject("pre_tokenizer").put("type", "Sequence");
+            ArrayNode steps = pre.putArray("pretokenizers");
+            steps.addObject().put("type", "Digits").put("individual_digits", true);
+            steps.add(byteLevel(true));
+        }, 7);
     }
 
     @Test

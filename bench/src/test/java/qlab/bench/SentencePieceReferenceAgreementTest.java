@@ -1,0 +1,171 @@
+package qlab.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.tokenizer.StreamingDecoder;
+import qlab.engine.tokenizer.Tokenizer;
+
+/**
+ * qlab's SentencePiece-style BPE against the Hugging Face Rust library (DJL binding) on the combinations of
+ * components other families ship, made by editing the Llama 2 tokenizer.json of the fixtures: the Metaspace
+ * pre-tokenizer with each prepend scheme, with and without split (Mistral, newer Llama 2 conversions), the
+ * Gemma normalizer and decoder, unknown-token handling without byte fallback, Split behaviors and Digits,
+ * ignore_merges, the Metaspace decoder, no decoder at all.
+ */
+class SentencePieceReferenceAgreementTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] UNITS = {
+        "a", "Z", "the", " the", "The", "hello", " world", " ", "  ", "   ", "\t", "\n", "\r\n", "▁", "▁▁", " ▁",
+        "0", "7", "12345", "٣", "½", "'s", "n't", ".", ",", "!", "-", "--", "(", "\"", "==", "->", "é", "e\u0301",
+        "中文", "日本語", "한국어", "😀", "👍🏽", "👨‍👩‍👧", "\uE000", "\uF8FF", "𖠀", "𝐀", "\u0000", "\u007F", "\u00A0",
+        "\u3000", "\uFEFF", "<s>", "</s>", "<unk>", "<s", "<0x41>", "Hello", "café", "https://x.y/z?q=1",
+    };
+
+    private static JsonNode original;
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void load() throws IOException {
+        System.setProperty("OPT_OUT_TRACKING", "true");
+        String fixtures = System.getProperty("qlab.fixtures");
+        Path file = fixtures == null ? null : Path.of(fixtures, "oracle", "tokenizer-spbpe", "tokenizer.json");
+        Assumptions.assumeTrue(file != null && Files.isRegularFile(file),
+                "SKIPPED: fixtures directory not found (system property qlab.fixtures=" + fixtures + ")");
+        original = JSON.readTree(file.toFile());
+    }
+
+    private static List<String> randomTexts(long seed, int count) {
+        SplittableRandom random = new SplittableRandom(seed);
+        List<String> texts = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            StringBuilder sb = new StringBuilder();
+            int n = 1 + random.nextInt(12);
+            for (int k = 0; k < n; k++) {
+                sb.append(UNITS[random.nextInt(UNITS.length)]);
+            }
+            texts.add(sb.toString());
+        }
+        return texts;
+    }
+
+    private static void assertAgreement(String name, Consumer<ObjectNode> edit, long seed) throws IOException {
+        ObjectNode variant = original.deepCopy();
+        edit.accept(variant);
+        Path file = dir.resolve(name + ".json");
+        JSON.writeValue(file.toFile(), variant);
+        Tokenizer ours = Tokenizer.load(file);
+        List<String> texts = randomTexts(seed, 1500);
+        try (HuggingFaceTokenizer reference = HuggingFaceTokenizer.builder().optTokenizerPath(file)
+                .optAddSpecialTokens(false).optTruncation(false).optPadding(false).build()) {
+            int agree = 0;
+            for (String text : texts) {
+                long[] expected = reference.encode(text, false, false).getIds();
+                int[] actual = ours.encode(text);
+                assertEquals(Arrays.toString(expected), Arrays.toString(actual), name + ": " + text);
+                assertEquals(reference.decode(expected, false), ours.decode(actual, false), name + " decode: " + text);
+                assertEquals(reference.decode(expected, true), ours.decode(actual, true), name + " decode skip: " + text);
+                StreamingDecoder stream = ours.streamingDecoder(false);
+                StringBuilder streamed = new StringBuilder();
+                for (int id : actual) {
+                    streamed.append(stream.accept(id));
+                }
+                assertEquals(ours.decode(actual, false), streamed.append(stream.finish()).toString(), name + " stream: " + text);
+                agree++;
+            }
+            System.out.println("sentencepiece tokenizer vs HF, " + name + ": " + agree + "/" + texts.size() + " agree");
+        }
+    }
+
+    private static ObjectNode metaspace(String scheme, boolean split) {
+        ObjectNode m = JSON.createObjectNode();
+        m.put("type", "Metaspace").put("replacement", "▁").put("prepend_scheme", scheme).put("split", split);
+        return m;
+    }
+
+    private static ArrayNode decoders(ObjectNode root) {
+        return (ArrayNode) root.get("decoder").get("decoders");
+    }
+
+    @Test
+    void llama2AsShipped() throws IOException {
+        assertAgreement("llama2", r -> { }, 1);
+    }
+
+    @Test
+    void metaspacePreTokenizerWithEachPrependScheme() throws IOException {
+        for (String scheme : new String[] {"first", "always", "never"}) {
+            for (boolean split : new boolean[] {false, true}) {
+                assertAgreement("metaspace-" + scheme + "-" + split, r -> {
+                    r.putNull("normalizer");
+                    r.set("pre_tokenizer", metaspace(scheme, split));
+                }, scheme.hashCode() + (split ? 1 : 0));
+            }
+        }
+    }
+
+    @Test
+    void metaspaceDecoder() throws IOException {
+        for (String scheme : new String[] {"first", "never"}) {
+            assertAgreement("metaspace-decoder-" + scheme, r -> {
+                r.putNull("normalizer");
+                r.set("pre_tokenizer", metaspace(scheme, true));
+                r.set("decoder", metaspace(scheme, true));
+            }, 7 + scheme.length());
+        }
+    }
+
+    @Test
+    void gemmaStyleReplaceOnlyAndNoStrip() throws IOException {
+        assertAgreement("gemma-style", r -> {
+            ObjectNode replace = (ObjectNode) r.get("normalizer").get("normalizers").get(1);
+            r.set("normalizer", replace);
+            decoders(r).remove(3);
+        }, 11);
+    }
+
+    @Test
+    void unknownTokenWithoutByteFallback() throws IOException {
+        for (boolean fuse : new boolean[] {true, false}) {
+            assertAgreement("unk-fuse-" + fuse, r -> ((ObjectNode) r.get("model")).put("byte_fallback", false)
+                    .put("fuse_unk", fuse), 12);
+        }
+    }
+
+    @Test
+    void splitBehaviorsDigitsAndIgnoreMerges() throws IOException {
+        for (String behavior : new String[] {"MergedWithPrevious", "MergedWithNext", "Contiguous", "Isolated", "Removed"}) {
+            assertAgreement("split-" + behavior, r -> {
+                ObjectNode pre = r.putObject("pre_tokenizer").put("type", "Sequence");
+                ArrayNode steps = pre.putArray("pretokenizers");
+                ObjectNode split = steps.addObject().put("type", "Split").put("behavior", behavior).put("invert", false);
+                split.putObject("pattern").put("String", "▁");
+                steps.addObject().put("type", "Digits").put("individual_digits", behavior.equals("Isolated"));
+            }, 13 + behavior.length());
+        }
+        assertAgreement("ignore-merges", r -> ((ObjectNode) r.get("model")).put("ignore_merges", true), 14);
+    }
+
+    /** (A Strip from the end is not compared: the reference aborts the process when it decodes to nothing.) */
+    @Test
+    void noDecoder() throws IOException {
+        assertAgreement("no-decoder", r -> r.putNull("decoder"), 16);
+    }
+}
