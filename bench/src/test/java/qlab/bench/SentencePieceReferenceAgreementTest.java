@@ -1,8 +1,5 @@
 package qlab.bench;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -10,17 +7,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import qlab.engine.tokenizer.StreamingDecoder;
-import qlab.engine.tokenizer.Tokenizer;
 
 /**
  * qlab's SentencePiece-style BPE against the Hugging Face Rust library (DJL binding) on the combinations of
@@ -52,46 +43,8 @@ class SentencePieceReferenceAgreementTest {
         original = JSON.readTree(file.toFile());
     }
 
-    private static List<String> randomTexts(long seed, int count) {
-        SplittableRandom random = new SplittableRandom(seed);
-        List<String> texts = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            StringBuilder sb = new StringBuilder();
-            int n = 1 + random.nextInt(12);
-            for (int k = 0; k < n; k++) {
-                sb.append(UNITS[random.nextInt(UNITS.length)]);
-            }
-            texts.add(sb.toString());
-        }
-        return texts;
-    }
-
     private static void assertAgreement(String name, Consumer<ObjectNode> edit, long seed) throws IOException {
-        ObjectNode variant = original.deepCopy();
-        edit.accept(variant);
-        Path file = dir.resolve(name + ".json");
-        JSON.writeValue(file.toFile(), variant);
-        Tokenizer ours = Tokenizer.load(file);
-        List<String> texts = randomTexts(seed, 1500);
-        try (HuggingFaceTokenizer reference = HuggingFaceTokenizer.builder().optTokenizerPath(file)
-                .optAddSpecialTokens(false).optTruncation(false).optPadding(false).build()) {
-            int agree = 0;
-            for (String text : texts) {
-                long[] expected = reference.encode(text, false, false).getIds();
-                int[] actual = ours.encode(text);
-                assertEquals(Arrays.toString(expected), Arrays.toString(actual), name + ": " + text);
-                assertEquals(reference.decode(expected, false), ours.decode(actual, false), name + " decode: " + text);
-                assertEquals(reference.decode(expected, true), ours.decode(actual, true), name + " decode skip: " + text);
-                StreamingDecoder stream = ours.streamingDecoder(false);
-                StringBuilder streamed = new StringBuilder();
-                for (int id : actual) {
-                    streamed.append(stream.accept(id));
-                }
-                assertEquals(ours.decode(actual, false), streamed.append(stream.finish()).toString(), name + " stream: " + text);
-                agree++;
-            }
-            System.out.println("sentencepiece tokenizer vs HF, " + name + ": " + agree + "/" + texts.size() + " agree");
-        }
+        ReferenceAgreement.assertAgreement(original, dir, name, edit, ReferenceAgreement.randomTexts(UNITS, seed, 1500, 12));
     }
 
     private static ObjectNode metaspace(String scheme, boolean split) {
