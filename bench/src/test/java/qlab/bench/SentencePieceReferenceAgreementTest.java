@@ -26,7 +26,7 @@ class SentencePieceReferenceAgreementTest {
         "a", "Z", "the", " the", "The", "hello", " world", " ", "  ", "   ", "\t", "\n", "\r\n", "▁", "▁▁", " ▁",
         "0", "7", "12345", "٣", "½", "'s", "n't", ".", ",", "!", "-", "--", "(", "\"", "==", "->", "é", "e\u0301",
         "中文", "日本語", "한국어", "😀", "👍🏽", "👨‍👩‍👧", "\uE000", "\uF8FF", "𖠀", "𝐀", "\u0000", "\u007F", "\u00A0",
-        "\u3000", "\uFEFF", "<s>", "</s>", "<unk>", "<s", "<0x41>", "Hello", "café", "https://x.y/z?q=1",
+        "\u3000", "\uFEFF", "<s>", "</s>", "<x>", " <x> ", "<unk>", "<s", "<0x41>", "Hello", "café", "https://x.y/z?q=1",
     };
 
     private static JsonNode original;
@@ -92,6 +92,18 @@ class SentencePieceReferenceAgreementTest {
             r.set("normalizer", replace);
             decoders(r).remove(3);
         }, 11);
+    }
+
+    @Test
+    void addedTokensThatStripWhitespace() throws IOException {
+        assertAgreement("lstrip-rstrip", r -> {
+            ArrayNode added = (ArrayNode) r.get("added_tokens");
+            ((ObjectNode) added.get(1)).put("rstrip", true);
+            ((ObjectNode) added.get(2)).put("lstrip", true);
+            ObjectNode both = added.addObject();
+            both.put("id", 32000).put("content", "<x>").put("single_word", false).put("lstrip", true)
+                    .put("rstrip", true).put("normalized", true).put("special", false);
+        }, 17);
     }
 
     @Test

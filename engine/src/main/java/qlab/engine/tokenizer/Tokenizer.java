@@ -75,21 +75,49 @@ public final class Tokenizer {
      */
     public int[] encode(String text) {
         IntList out = new IntList(text.length() / 3 + 8);
-        int pos = 0;
-        int end = text.length();
-        while (pos < end) {
-            long match = rawAddedTokens.find(text, pos, end);
-            int stop = match < 0 ? end : AddedTokenMatcher.startOf(match);
-            if (stop > pos) {
-                encodeNormalizedSegment(text, pos, stop, pos == 0, out);
-            }
-            if (match < 0) {
-                break;
-            }
-            out.add(rawAddedTokens.idOf(match));
-            pos = stop + rawAddedTokens.lengthOf(match);
-        }
+        cutAtAddedTokens(rawAddedTokens, text, 0, text.length(), out,
+                (t, s, e) -> encodeNormalizedSegment(t, s, e, s == 0, out));
         return out.toArray();
+    }
+
+    /** Receives a stretch {@code text[start, end)} between added tokens. */
+    @FunctionalInterface
+    private interface Segments {
+        void accept(String text, int start, int end);
+    }
+
+    /**
+     * Finds the added tokens in {@code text[from, to)}: each becomes its id in {@code out}, each non-empty stretch
+     * between them goes to {@code segments}, in order. A token with {@code lstrip} / {@code rstrip} also takes the
+     * whitespace before it (back to the previous token) / after it.
+     */
+    private static void cutAtAddedTokens(AddedTokenMatcher tokens, String text, int from, int to, IntList out,
+                                         Segments segments) {
+        int pos = from;
+        while (pos < to) {
+            long match = tokens.isEmpty() ? -1 : tokens.find(text, pos, to);
+            if (match < 0) {
+                segments.accept(text, pos, to);
+                return;
+            }
+            int start = AddedTokenMatcher.startOf(match);
+            int stop = start + tokens.lengthOf(match);
+            if (tokens.lstripOf(match)) {
+                while (start > pos && UnicodeClasses.classOf(text.charAt(start - 1)) == UnicodeClasses.SPACE) {
+                    start--;
+                }
+            }
+            if (tokens.rstripOf(match)) {
+                while (stop < to && UnicodeClasses.classOf(text.charAt(stop)) == UnicodeClasses.SPACE) {
+                    stop++;
+                }
+            }
+            if (start > pos) {
+                segments.accept(text, pos, start);
+            }
+            out.add(tokens.idOf(match));
+            pos = stop;
+        }
     }
 
     private void encodeNormalizedSegment(String text, int start, int end, boolean atInputStart, IntList out) {
@@ -103,23 +131,9 @@ public final class Tokenizer {
                 to = segment.length();
             }
         }
-        if (normalizedAddedTokens.isEmpty()) {
-            preTokenize(segment, from, to, atInputStart, out);
-            return;
-        }
-        int pos = from;
-        while (pos < to) {
-            long match = normalizedAddedTokens.find(segment, pos, to);
-            int stop = match < 0 ? to : AddedTokenMatcher.startOf(match);
-            if (stop > pos) {
-                preTokenize(segment, pos, stop, atInputStart && pos == from, out);
-            }
-            if (match < 0) {
-                break;
-            }
-            out.add(normalizedAddedTokens.idOf(match));
-            pos = stop + normalizedAddedTokens.lengthOf(match);
-        }
+        int segmentStart = from;
+        cutAtAddedTokens(normalizedAddedTokens, segment, from, to, out,
+                (t, s, e) -> preTokenize(t, s, e, atInputStart && s == segmentStart, out));
     }
 
     /**

@@ -329,8 +329,12 @@ final class TokenizerJsonLoader {
         JsonNode added = root.get("added_tokens");
         List<String> rawContents = new ArrayList<>();
         List<Integer> rawIds = new ArrayList<>();
+        List<Boolean> rawLstrip = new ArrayList<>();
+        List<Boolean> rawRstrip = new ArrayList<>();
         List<String> normContents = new ArrayList<>();
         List<Integer> normIds = new ArrayList<>();
+        List<Boolean> normLstrip = new ArrayList<>();
+        List<Boolean> normRstrip = new ArrayList<>();
         Map<Integer, String> addedById = new HashMap<>();
         Set<String> specialContents = new HashSet<>();
         if (added != null && !added.isNull()) {
@@ -354,8 +358,8 @@ final class TokenizerJsonLoader {
                     throw error(path + ".content", "is empty");
                 }
                 requireFlag(t, "single_word", path, false);
-                requireFlag(t, "lstrip", path, false);
-                requireFlag(t, "rstrip", path, false);
+                boolean lstrip = flag(t, "lstrip", path, false);
+                boolean rstrip = flag(t, "rstrip", path, false);
                 boolean isSpecial = flag(t, "special", path, false);
                 // The reference's default for a missing "normalized" is the opposite of "special".
                 boolean normalized = flag(t, "normalized", path, !isSpecial);
@@ -366,9 +370,13 @@ final class TokenizerJsonLoader {
                     }
                     normContents.add(n);
                     normIds.add(id);
+                    normLstrip.add(lstrip);
+                    normRstrip.add(rstrip);
                 } else {
                     rawContents.add(content);
                     rawIds.add(id);
+                    rawLstrip.add(lstrip);
+                    rawRstrip.add(rstrip);
                 }
                 addedById.put(id, content);
                 if (isSpecial) {
@@ -393,7 +401,8 @@ final class TokenizerJsonLoader {
         for (int id = 0; id <= maxId; id++) {
             special[id] = tokenTexts[id] != null && specialContents.contains(tokenTexts[id]);
         }
-        return new Tokenizer(new AddedTokenMatcher(rawContents, rawIds), new AddedTokenMatcher(normContents, normIds),
+        return new Tokenizer(new AddedTokenMatcher(rawContents, rawIds, rawLstrip, rawRstrip),
+                new AddedTokenMatcher(normContents, normIds, normLstrip, normRstrip),
                 normalizations, preTokenizers, bpe, tokenIds, tokenTexts, special, decoderChain);
     }
 

@@ -198,9 +198,22 @@ class TokenizerLoadErrorsTest {
     }
 
     @Test
+    void strippingAddedTokensTakeTheWhitespaceBesideThem() throws IOException {
+        Tokenizer t = load(r -> {
+            ((ObjectNode) r.get("added_tokens").get(0)).put("lstrip", true);
+            ((ObjectNode) r.get("added_tokens").get(1)).put("rstrip", true);
+        });
+        // "lo  <|end|>" loses the spaces before <|end|>; "<tool>  lo" the spaces after <tool>.
+        assertArrayEquals(new int[] {258, 300}, t.encode("lo  <|end|>"));
+        assertArrayEquals(new int[] {301, 258}, t.encode("<tool>  lo"));
+        // Between two tokens, the whitespace goes to the first that takes it.
+        assertArrayEquals(new int[] {301, 300, 258}, t.encode("<tool> \t <|end|>lo"));
+    }
+
+    @Test
     void unsupportedAddedTokenFlagsAreRefused() throws IOException {
-        assertRejected("added_tokens[0].lstrip", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("lstrip", true));
-        assertRejected("added_tokens[1].rstrip", r -> ((ObjectNode) r.get("added_tokens").get(1)).put("rstrip", true));
+        assertRejected("added_tokens[0].single_word", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("single_word", true));
+        assertRejected("added_tokens[1].rstrip", r -> ((ObjectNode) r.get("added_tokens").get(1)).put("rstrip", "yes"));
         assertRejected("added_tokens[1].single_word", r -> ((ObjectNode) r.get("added_tokens").get(1)).put("single_word", true));
         assertRejected("added_tokens[0].content", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("content", ""));
         assertRejected("added_tokens[0].id", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("id", "x"));
