@@ -18,7 +18,8 @@ import qlab.engine.tokenizer.Tokenizer;
 
 /**
  * Compares qlab's tokenizer with the Hugging Face Rust library (DJL binding) on an edited copy of a
- * tokenizer.json: ids, decodes with and without special tokens, and streaming decodes, on seeded random
+ * tokenizer.json: ids (without and with the special tokens the post-processor adds), decodes with and without
+ * special tokens, and streaming decodes, on seeded random
  * strings built from units chosen to exercise the components under test.
  */
 final class ReferenceAgreement {
@@ -57,6 +58,8 @@ final class ReferenceAgreement {
                 long[] expected = reference.encode(text, false, false).getIds();
                 int[] actual = ours.encode(text);
                 assertEquals(Arrays.toString(expected), Arrays.toString(actual), name + ": " + text);
+                assertEquals(Arrays.toString(reference.encode(text, true, false).getIds()),
+                        Arrays.toString(ours.encode(text, true)), name + " with special tokens: " + text);
                 assertEquals(reference.decode(expected, false), ours.decode(actual, false), name + " decode: " + text);
                 assertEquals(reference.decode(expected, true), ours.decode(actual, true), name + " decode skip: " + text);
                 StreamingDecoder stream = ours.streamingDecoder(false);

@@ -130,6 +130,21 @@ class SentencePieceReferenceAgreementTest {
 
     /** (A Strip from the end is not compared: the reference aborts the process when it decodes to nothing.) */
     @Test
+    void templateAddingBeginningAndEnd() throws IOException {
+        assertAgreement("template-bos-eos", r -> {
+            ObjectNode template = (ObjectNode) r.get("post_processor");
+            ArrayNode single = template.putArray("single");
+            single.addObject().putObject("SpecialToken").put("id", "<s>").put("type_id", 0);
+            single.addObject().putObject("Sequence").put("id", "A").put("type_id", 0);
+            single.addObject().putObject("SpecialToken").put("id", "</s>").put("type_id", 0);
+            ObjectNode eos = ((ObjectNode) template.get("special_tokens")).putObject("</s>");
+            eos.put("id", "</s>");
+            eos.putArray("ids").add(2);
+            eos.putArray("tokens").add("</s>");
+        }, 18);
+    }
+
+    @Test
     void noDecoder() throws IOException {
         assertAgreement("no-decoder", r -> r.putNull("decoder"), 16);
     }

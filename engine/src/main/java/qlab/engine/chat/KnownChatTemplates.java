@@ -83,7 +83,7 @@ final class KnownChatTemplates {
         JsonNode template = config.get("chat_template");
         if (template == null || template.isNull()) {
             throw new QlabException(configFile + ": field \"chat_template\" is missing (the model has no chat template;"
-                    + " use generate without --chat)");
+                    + " --template qwen2.5|qwen3|llama3 picks one)");
         }
         return recognise(templateText(template, configFile), configFile + ": field \"chat_template\"", config);
     }

@@ -33,11 +33,19 @@ public final class Tokenizer {
     /** Other tokenizers: the decoder chain; null for byte-level ones. */
     private final DecoderChain decoderChain;
     private final boolean[] special;
+    /** Ids the post-processor puts before and after the text when special tokens are added (e.g. BOS). */
+    private final int[] specialBefore;
+    private final int[] specialAfter;
 
-    /** @param decoderChain null for a byte-level tokenizer (ByteLevel decoder), else the file's decoder */
+    /**
+     * @param decoderChain  null for a byte-level tokenizer (ByteLevel decoder), else the file's decoder
+     * @param specialBefore ids put before the text by {@link #encode(String, boolean)} with special tokens
+     * @param specialAfter  ids put after it
+     */
     Tokenizer(AddedTokenMatcher rawAddedTokens, AddedTokenMatcher normalizedAddedTokens,
               List<TextNormalizer> normalizations, List<PieceSplitter> preTokenizers, BpeModel model,
-              Map<String, Integer> tokenIds, String[] tokenTexts, boolean[] special, DecoderChain decoderChain) {
+              Map<String, Integer> tokenIds, String[] tokenTexts, boolean[] special, DecoderChain decoderChain,
+              int[] specialBefore, int[] specialAfter) {
         this.rawAddedTokens = rawAddedTokens;
         this.normalizedAddedTokens = normalizedAddedTokens;
         this.normalizations = List.copyOf(normalizations);
@@ -47,6 +55,8 @@ public final class Tokenizer {
         this.tokenTexts = tokenTexts;
         this.special = special;
         this.decoderChain = decoderChain;
+        this.specialBefore = specialBefore.clone();
+        this.specialAfter = specialAfter.clone();
         this.tokenBytes = decoderChain != null ? null : new byte[tokenTexts.length][];
         for (int id = 0; tokenBytes != null && id < tokenTexts.length; id++) {
             if (tokenTexts[id] != null) {
@@ -78,6 +88,22 @@ public final class Tokenizer {
         cutAtAddedTokens(rawAddedTokens, text, 0, text.length(), out,
                 (t, s, e) -> encodeNormalizedSegment(t, s, e, s == 0, out));
         return out.toArray();
+    }
+
+    /**
+     * The reference's {@code encode(text, add_special_tokens)}: with special tokens, the ids the file's
+     * post-processor ({@code TemplateProcessing}) puts around the text, such as Llama 2's {@code <s>}.
+     */
+    public int[] encode(String text, boolean addSpecialTokens) {
+        int[] ids = encode(text);
+        if (!addSpecialTokens || (specialBefore.length == 0 && specialAfter.length == 0)) {
+            return ids;
+        }
+        int[] out = new int[specialBefore.length + ids.length + specialAfter.length];
+        System.arraycopy(specialBefore, 0, out, 0, specialBefore.length);
+        System.arraycopy(ids, 0, out, specialBefore.length, ids.length);
+        System.arraycopy(specialAfter, 0, out, specialBefore.length + ids.length, specialAfter.length);
+        return out;
     }
 
     /** Receives a stretch {@code text[start, end)} between added tokens. */

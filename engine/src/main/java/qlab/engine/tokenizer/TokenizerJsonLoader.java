@@ -279,7 +279,8 @@ final class TokenizerJsonLoader {
         readNormalizer(root.get("normalizer"), "normalizer", normalizations);
         List<PieceSplitter> preTokenizers = new ArrayList<>();
         boolean byteLevel = readPreTokenizers(root.get("pre_tokenizer"), preTokenizers);
-        readPostProcessor(root.get("post_processor"), "post_processor");
+        int[][] specialAround = {new int[0], new int[0]};
+        readPostProcessor(root.get("post_processor"), "post_processor", specialAround);
         DecoderChain decoderChain = readDecoder(root.get("decoder"), byteLevel);
 
         BpeModel bpe;
@@ -403,7 +404,8 @@ final class TokenizerJsonLoader {
         }
         return new Tokenizer(new AddedTokenMatcher(rawContents, rawIds, rawLstrip, rawRstrip),
                 new AddedTokenMatcher(normContents, normIds, normLstrip, normRstrip),
-                normalizations, preTokenizers, bpe, tokenIds, tokenTexts, special, decoderChain);
+                normalizations, preTokenizers, bpe, tokenIds, tokenTexts, special, decoderChain,
+                specialAround[0], specialAround[1]);
     }
 
     private static String showString(String s) {
@@ -643,26 +645,73 @@ final class TokenizerJsonLoader {
     // ---------------------------------------------------------------- post-processor
 
     /**
-     * Post-processors only act when special tokens are added ({@code add_special_tokens=true}), which
-     * {@link Tokenizer#encode} never does; the known ones are accepted, anything else is refused.
+     * Reads the post-processor, which only acts when special tokens are added ({@code add_special_tokens=True}):
+     * {@code TemplateProcessing}'s single-sequence template gives the ids put before and after the text
+     * ({@code out[0]} and {@code out[1]}); {@code ByteLevel} adds none; anything else is refused.
      */
-    private void readPostProcessor(JsonNode p, String path) {
+    private void readPostProcessor(JsonNode p, String path, int[][] out) {
         if (p == null || p.isNull()) {
             return;
         }
         String type = type(p, path);
         switch (type) {
             case "ByteLevel" -> allowOnly(p, path, Set.of("type", "add_prefix_space", "trim_offsets", "use_regex"));
-            case "TemplateProcessing" -> allowOnly(p, path, Set.of("type", "single", "pair", "special_tokens"));
+            case "TemplateProcessing" -> readTemplate(p, path, out);
             case "Sequence" -> {
                 JsonNode list = sequenceItems(p, path, "processors");
                 for (int i = 0; i < list.size(); i++) {
-                    readPostProcessor(list.get(i), path + ".processors[" + i + "]");
+                    readPostProcessor(list.get(i), path + ".processors[" + i + "]", out);
                 }
             }
             default -> throw error(path + ".type", "is \"" + type
                     + "\", only ByteLevel, TemplateProcessing and Sequence (or null) are supported");
         }
+    }
+
+    /** The {@code single} template: special tokens around one {@code Sequence} "A". */
+    private void readTemplate(JsonNode p, String path, int[][] out) {
+        allowOnly(p, path, Set.of("type", "single", "pair", "special_tokens"));
+        if (out[0].length > 0 || out[1].length > 0) {
+            throw error(path, "is a second TemplateProcessing that adds tokens, which is not supported");
+        }
+        JsonNode single = p.get("single");
+        if (single == null || !single.isArray()) {
+            throw error(path + ".single", single == null ? "is missing" : "must be an array");
+        }
+        JsonNode specials = p.get("special_tokens");
+        List<Integer> before = new ArrayList<>();
+        List<Integer> after = new ArrayList<>();
+        boolean seenSequence = false;
+        for (int i = 0; i < single.size(); i++) {
+            String piecePath = path + ".single[" + i + "]";
+            JsonNode piece = single.get(i);
+            if (piece.has("Sequence") && piece.size() == 1) {
+                String id = text(object(piece, "Sequence", piecePath), "id", piecePath + ".Sequence");
+                if (!id.equals("A") || seenSequence) {
+                    throw error(piecePath + ".Sequence.id", "is \"" + id + "\", only one sequence \"A\" is supported");
+                }
+                seenSequence = true;
+            } else if (piece.has("SpecialToken") && piece.size() == 1) {
+                String name = text(object(piece, "SpecialToken", piecePath), "id", piecePath + ".SpecialToken");
+                JsonNode ids = specials == null ? null : specials.path(name).get("ids");
+                if (ids == null || !ids.isArray()) {
+                    throw error(path + ".special_tokens", "has no ids for \"" + name + "\"");
+                }
+                for (JsonNode id : ids) {
+                    if (!id.canConvertToInt() || id.asInt() < 0) {
+                        throw error(path + ".special_tokens." + name + ".ids", "must hold non-negative integers");
+                    }
+                    (seenSequence ? after : before).add(id.asInt());
+                }
+            } else {
+                throw error(piecePath, "must be {\"SpecialToken\": ...} or {\"Sequence\": ...}, is " + show(piece));
+            }
+        }
+        if (!seenSequence) {
+            throw error(path + ".single", "has no Sequence \"A\"");
+        }
+        out[0] = before.stream().mapToInt(Integer::intValue).toArray();
+        out[1] = after.stream().mapToInt(Integer::intValue).toArray();
     }
 
     // ---------------------------------------------------------------- decoder

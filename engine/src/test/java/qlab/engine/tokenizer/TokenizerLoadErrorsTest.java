@@ -192,6 +192,8 @@ class TokenizerLoadErrorsTest {
         assertRejected("normalizer.type", r -> ((ObjectNode) r.get("normalizer")).put("type", "Lowercase"));
         assertRejected("decoder.type", r -> ((ObjectNode) r.get("decoder")).put("type", "WordPiece"));
         assertRejected("post_processor.type", r -> ((ObjectNode) r.get("post_processor")).put("type", "RobertaProcessing"));
+        assertRejected("post_processor.special_tokens", r -> ((ObjectNode) r.get("post_processor")).removeAll()
+                .put("type", "TemplateProcessing").putArray("single").addObject().putObject("SpecialToken").put("id", "<|end|>"));
         assertRejected("truncation", r -> r.putObject("truncation").put("max_length", 8));
         assertRejected("padding", r -> r.putObject("padding").put("strategy", "BatchLongest"));
         assertRejected("something_else", r -> r.put("something_else", true));

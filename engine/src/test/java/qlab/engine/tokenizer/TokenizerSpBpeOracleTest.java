@@ -59,6 +59,16 @@ class TokenizerSpBpeOracleTest {
     }
 
     @Test
+    void specialTokensFromThePostProcessorAreAddedOnRequest() {
+        int[] plain = tokenizer.encode("hello");
+        int[] withBos = tokenizer.encode("hello", true);
+        assertEquals(plain.length + 1, withBos.length);
+        assertEquals(1, withBos[0]);
+        assertArrayEquals(plain, java.util.Arrays.copyOfRange(withBos, 1, withBos.length));
+        assertArrayEquals(plain, tokenizer.encode("hello", false));
+    }
+
+    @Test
     void charactersMissingFromTheVocabularyFallBackToBytes() {
         // U+E000 (private use) is not a token: its UTF-8 bytes EE 80 80 are.
         int[] ids = tokenizer.encode("\uE000");
