@@ -259,7 +259,7 @@ final class TokenizerJsonLoader {
         JsonNode dropout = model.get("dropout");
         // The reference treats a dropout of 0 as none.
         if (dropout != null && !dropout.isNull() && !(dropout.isNumber() && dropout.asDouble() == 0.0)) {
-            throw error("model.dropout", "is " + show(dropout) + ", only null is supported");
+            throw error("model.dropout", "is " + show(dropout) + ", only null or 0 is supported");
         }
         requireNullOr(model, "continuing_subword_prefix", "model", "");
         requireNullOr(model, "end_of_word_suffix", "model", "");
