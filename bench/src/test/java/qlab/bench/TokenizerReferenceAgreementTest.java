@@ -1,31 +1,23 @@
 package qlab.bench;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.testing.Fixtures;
 
 /**
  * qlab's tokenizer against the Hugging Face Rust library (DJL binding) on configurations the
  * fixtures do not cover, made by editing the real Qwen tokenizer.json: GPT-2 style ByteLevel regex,
  * the Llama 3 digit pattern, a Split pattern run through the regex translation, "Removed" splits,
- * NFKC, normalized added tokens, ignore_merges. Inputs are seeded random strings over characters
- * where the pattern alternatives and Unicode class definitions are easy to get wrong.
+ * NFKC, normalized added tokens, ignore_merges, SmolLM2's Digits before the ByteLevel regex. Inputs are
+ * seeded random strings over characters where the pattern alternatives and Unicode class definitions are easy to get wrong.
  */
 class TokenizerReferenceAgreementTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -52,41 +44,8 @@ class TokenizerReferenceAgreementTest {
         original = JSON.readTree(file.toFile());
     }
 
-    private static List<String> randomTexts(long seed, int count) {
-        SplittableRandom random = new SplittableRandom(seed);
-        List<String> texts = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            StringBuilder sb = new StringBuilder();
-            int n = 1 + random.nextInt(16);
-            for (int k = 0; k < n; k++) {
-                sb.append(UNITS[random.nextInt(UNITS.length)]);
-            }
-            texts.add(sb.toString());
-        }
-        return texts;
-    }
-
     private static void assertAgreement(String name, Consumer<ObjectNode> edit, long seed) throws IOException {
-        ObjectNode variant = original.deepCopy();
-        edit.accept(variant);
-        Path file = dir.resolve(name + ".json");
-        JSON.writeValue(file.toFile(), variant);
-        Tokenizer ours = Tokenizer.load(file);
-        List<String> texts = randomTexts(seed, 2000);
-        try (HuggingFaceTokenizer reference = HuggingFaceTokenizer.builder().optTokenizerPath(file)
-                .optAddSpecialTokens(false).optTruncation(false).optPadding(false).build()) {
-            int agree = 0;
-            for (String text : texts) {
-                long[] expected = reference.encode(text, false, false).getIds();
-                int[] actual = ours.encode(text);
-                assertEquals(Arrays.toString(expected), Arrays.toString(actual), name + ": " + text);
-                String decoded = reference.decode(expected, false);
-                assertEquals(decoded, ours.decode(actual, false), name + " decode: " + text);
-                assertEquals(reference.decode(expected, true), ours.decode(actual, true), name + " decode skip: " + text);
-                agree++;
-            }
-            System.out.println("tokenizer vs HF, " + name + ": " + agree + "/" + texts.size() + " agree");
-        }
+        ReferenceAgreement.assertAgreement(original, dir, name, edit, ReferenceAgreement.randomTexts(UNITS, seed, 2000, 16));
     }
 
     private static ObjectNode preStep(ObjectNode root, int i) {
@@ -113,6 +72,17 @@ class TokenizerReferenceAgreementTest {
             r.putNull("normalizer");
             r.set("pre_tokenizer", byteLevel(true));
         }, 2);
+    }
+
+    @Test
+    void smolLm2StyleDigitsThenByteLevelRegex() throws IOException {
+        assertAgreement("digits-bytelevel", r -> {
+            r.putNull("normalizer");
+            ObjectNode pre = r.putObject("pre_tokenizer").put("type", "Sequence");
+            ArrayNode steps = pre.putArray("pretokenizers");
+            steps.addObject().put("type", "Digits").put("individual_digits", true);
+            steps.add(byteLevel(true));
+        }, 7);
     }
 
     @Test

@@ -31,7 +31,7 @@ import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "chat", mixinStandardHelpOptions = true,
-        description = "Chat with a model on the terminal (ChatML template; /reset starts over, /exit ends).",
+        description = "Chat with a model on the terminal in its own chat template (Qwen2.5, Qwen3 or Llama 3); /reset starts over, /exit ends.",
         footer = {"", "Example:", "  ./qlab chat --model models/small --model-defaults"})
 final class ChatCommand implements Callable<Integer> {
 
@@ -40,6 +40,10 @@ final class ChatCommand implements Callable<Integer> {
 
     @Option(names = "--model", required = true, description = "Model directory or quantized file (with a tokenizer.json).")
     Path model;
+
+    @Option(names = "--template", paramLabel = "NAME", description = "Chat template to use instead of the model's own:"
+            + " qwen2.5, qwen3 or llama3.")
+    String templateName;
 
     @Option(names = "--system", description = "System prompt (default: the template's own).")
     String system;
@@ -74,7 +78,8 @@ final class ChatCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Tokenizer tok = TextTokens.require(model);
-        Set<Integer> stops = StopTokens.forModel(model, Optional.of(tok));
+        ChatTemplate template = ChatTemplates.choose(model, templateName);
+        Set<Integer> stops = StopTokens.forModel(model, Optional.of(tok), Optional.of(template));
         Sampler sampler = new Sampler(sampling.resolve(model, err));
         Model m = Models.open(model);
         BufferedReader in = new BufferedReader(new InputStreamReader(input, StandardCharsets.UTF_8));
@@ -82,7 +87,7 @@ final class ChatCommand implements Callable<Integer> {
             Transformer tf = new Transformer(m, pool);
             KvCache cache = tf.newCache(ctx);
             int[] history = new int[0];
-            Conversation conv = newConversation();
+            Conversation conv = newConversation(template);
             err.println("chat with " + model + " (" + sampler.config().describe() + "); /reset, /exit");
             while (true) {
                 err.print("you> ");
@@ -95,7 +100,7 @@ final class ChatCommand implements Callable<Integer> {
                     continue;
                 }
                 if (line.strip().equals("/reset")) {
-                    conv = newConversation();
+                    conv = newConversation(template);
                     cache.clear();
                     history = new int[0];
                     err.println("(conversation cleared)");
@@ -110,7 +115,7 @@ final class ChatCommand implements Callable<Integer> {
                 int[] ids = tok.encode(piece.text());
                 if (cache.length() + ids.length + maxTokens > ctx) {
                     err.println("(context of " + ctx + " tokens is full; /reset to start over, or raise --ctx)");
-                    conv = newConversation();
+                    conv = newConversation(template);
                     cache.clear();
                     history = new int[0];
                     continue;
@@ -139,8 +144,8 @@ final class ChatCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Conversation newConversation() {
-        Conversation c = new Conversation(ChatTemplate.qwen25(), null);
+    private Conversation newConversation(ChatTemplate template) {
+        Conversation c = new Conversation(template, null);
         if (system != null) {
             c.add(ChatMessage.system(system));
         }

@@ -15,6 +15,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
+import qlab.engine.chat.ChatMessage;
+import qlab.engine.chat.ChatTemplate;
 import qlab.engine.model.KvCache;
 import qlab.engine.model.Model;
 import qlab.engine.model.Transformer;
@@ -49,6 +51,17 @@ final class GenerateCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     Prompt prompt;
 
+    @Option(names = "--chat", description = "Send --prompt as a user message in the model's chat template"
+            + " (Qwen2.5, Qwen3 or Llama 3, recognised from tokenizer_config.json) and stop at the end of the turn.")
+    boolean chat;
+
+    @Option(names = "--template", paramLabel = "NAME", description = "Chat template to use instead of the model's own:"
+            + " qwen2.5, qwen3 or llama3.")
+    String templateName;
+
+    @Option(names = "--system", description = "With --chat: a system message before the prompt.")
+    String system;
+
     @Option(names = "--max-tokens", defaultValue = "32", description = "New tokens at most (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
@@ -71,13 +84,21 @@ final class GenerateCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if ((chat || system != null) && prompt.text == null) {
+            throw new QlabException("--chat and --system need --prompt (text)");
+        }
+        if ((system != null || templateName != null) && !chat) {
+            throw new QlabException("--system and --template need --chat");
+        }
         Optional<Tokenizer> tokenizer = prompt.text != null ? Optional.of(TextTokens.require(model)) : TextTokens.forModel(model);
-        int[] ids = prompt.text != null ? tokenizer.get().encode(prompt.text) : IdList.parse("--ids", prompt.ids);
+        ChatTemplate template = chat ? ChatTemplates.choose(model, templateName) : null;
+        String text = chat ? template.render(chatMessages(), null, true) : prompt.text;
+        int[] ids = prompt.text != null ? tokenizer.get().encode(text) : IdList.parse("--ids", prompt.ids);
         if (ids.length == 0) {
             throw new QlabException("--prompt: the text encodes to no tokens");
         }
         SamplingConfig config = sampling.resolve(model, err);
-        Set<Integer> stops = ignoreEos ? Set.of() : StopTokens.forModel(model, tokenizer);
+        Set<Integer> stops = ignoreEos ? Set.of() : StopTokens.forModel(model, tokenizer, Optional.ofNullable(template));
         Model m = Models.open(model);
         boolean streamText = prompt.text != null && !json;
         StreamingDecoder stream = tokenizer.map(t -> t.streamingDecoder(false)).orElse(null);
@@ -119,5 +140,10 @@ final class GenerateCommand implements Callable<Integer> {
                     r.stopped() ? " (stopped at token " + r.ids()[r.ids().length - 1] + ")" : "", config.describe());
         }
         return 0;
+    }
+
+    private java.util.List<ChatMessage> chatMessages() {
+        return system == null ? java.util.List.of(ChatMessage.user(prompt.text))
+                : java.util.List.of(ChatMessage.system(system), ChatMessage.user(prompt.text));
     }
 }

@@ -18,8 +18,13 @@ final class TextTokens {
 
     private TextTokens() {}
 
+    /** The directory holding the model's tokenizer files: the model directory, or the one a model file is in. */
+    static Path directory(Path model) {
+        return Files.isDirectory(model) ? model : model.toAbsolutePath().getParent();
+    }
+
     static Optional<Path> locate(Path model) {
-        Path dir = Files.isDirectory(model) ? model : model.toAbsolutePath().getParent();
+        Path dir = directory(model);
         Path file = dir == null ? null : dir.resolve("tokenizer.json");
         return file != null && Files.isRegularFile(file) ? Optional.of(file) : Optional.empty();
     }

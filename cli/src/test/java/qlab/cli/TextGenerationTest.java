@@ -63,18 +63,39 @@ class TextGenerationTest {
         CommandLine cl = new CommandLine(new ChatCommand(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8))));
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
-        assertEquals(0, cl.execute("--model", model().toString(), "--max-tokens", "10", "--threads", "1"), err.toString());
+        // The model's tokenizer_config.json carries the Qwen3 template; this conversation uses Qwen2.5's.
+        assertEquals(0, cl.execute("--model", model().toString(), "--template", "qwen2.5", "--max-tokens", "10",
+                "--threads", "1"), err.toString());
         String[] replies = out.toString().split("\n");
         assertEquals(2, replies.length, out.toString());
         assertTrue(err.toString().contains("36 prompt tokens"), err.toString()); // default system prompt + first question
+        ChatTemplate template = ChatTemplate.qwen25();
 
         // The second reply must equal what a fresh, uncached run of the whole rendered conversation gives.
         String first = replies[0];
-        String rendered = ChatTemplate.qwen25().render(java.util.List.of(
+        String rendered = template.render(java.util.List.of(
                 ChatMessage.user("What is the capital of France?"), ChatMessage.assistant(first),
                 ChatMessage.user("And of Italy?")), null, true);
         CliRun fresh = CliRun.of("generate", "--model", model().toString(), "--prompt", rendered, "--max-tokens", "10",
                 "--json", "--threads", "1");
         assertEquals(replies[1], new ObjectMapper().readTree(fresh.out()).get("text").textValue());
+    }
+
+    @Test
+    void generateWithChatRendersThePromptAsAUserTurn() throws Exception {
+        String question = "What is the capital of France?";
+        CliRun chat = CliRun.of("generate", "--model", model().toString(), "--prompt", question, "--chat",
+                "--max-tokens", "8", "--json", "--threads", "1");
+        assertEquals(0, chat.exit(), chat.err());
+        String rendered = ChatTemplate.forModel(model()).render(java.util.List.of(ChatMessage.user(question)), null, true);
+        CliRun plain = CliRun.of("generate", "--model", model().toString(), "--prompt", rendered,
+                "--max-tokens", "8", "--json", "--threads", "1");
+        JsonNode a = new ObjectMapper().readTree(chat.out());
+        JsonNode b = new ObjectMapper().readTree(plain.out());
+        assertEquals(b.get("prompt_ids"), a.get("prompt_ids"));
+        assertEquals(b.get("ids"), a.get("ids"));
+        CliRun noPrompt = CliRun.of("generate", "--model", model().toString(), "--ids", "1,2", "--chat");
+        assertNotEquals(0, noPrompt.exit());
+        assertTrue(noPrompt.err().contains("--chat and --system need --prompt"), noPrompt.err());
     }
 }

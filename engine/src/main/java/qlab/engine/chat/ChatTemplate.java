@@ -1,7 +1,9 @@
 package qlab.engine.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 /** Turns a conversation into the prompt text a chat model was trained on. */
 public interface ChatTemplate {
@@ -14,11 +16,50 @@ public interface ChatTemplate {
      */
     String render(List<ChatMessage> messages, List<JsonNode> tools, boolean addGenerationPrompt);
 
+    /**
+     * The same with extra template arguments (transformers' {@code **kwargs}, e.g. Qwen3's
+     * {@code enable_thinking}); a template ignores the arguments it does not use.
+     */
+    default String render(List<ChatMessage> messages, List<JsonNode> tools, boolean addGenerationPrompt,
+                          Map<String, JsonNode> templateArguments) {
+        return render(messages, tools, addGenerationPrompt);
+    }
+
     /** The text that closes a turn; the model ends its reply by generating it. */
     String endOfTurn();
 
     /** The ChatML template of Qwen2.5-Instruct models. */
     static ChatTemplate qwen25() {
         return Qwen25ChatTemplate.INSTANCE;
+    }
+
+    /** The template of Qwen3 models (thinking and tool calling). */
+    static ChatTemplate qwen3() {
+        return Qwen3ChatTemplate.INSTANCE;
+    }
+
+    /** The template of Llama 3 Instruct models, with the tokenizer's {@code bos_token} in front. */
+    static ChatTemplate llama3(String bosToken) {
+        return new Llama3ChatTemplate(bosToken);
+    }
+
+    /**
+     * The template of the model in {@code modelDirectory}, recognised from the {@code chat_template} of its
+     * {@code chat_template.jinja} or {@code tokenizer_config.json} ({@link KnownChatTemplates}).
+     *
+     * @throws qlab.engine.QlabException when the model has no template or one that qlab does not know
+     */
+    static ChatTemplate forModel(Path modelDirectory) {
+        return KnownChatTemplates.forModel(modelDirectory);
+    }
+
+    /**
+     * A known template by name ({@code qwen2.5}, {@code qwen3}, {@code llama3}), whatever the model's own, with
+     * the special tokens of the model's {@code tokenizer_config.json}.
+     *
+     * @throws qlab.engine.QlabException for an unknown name
+     */
+    static ChatTemplate named(String name, Path modelDirectory) {
+        return KnownChatTemplates.named(name, modelDirectory);
     }
 }

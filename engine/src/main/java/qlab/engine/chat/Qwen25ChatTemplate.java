@@ -22,12 +22,12 @@ final class Qwen25ChatTemplate implements ChatTemplate {
     static final Qwen25ChatTemplate INSTANCE = new Qwen25ChatTemplate();
 
     static final String DEFAULT_SYSTEM_PROMPT = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
-    private static final String START = "<|im_start|>";
-    private static final String END = "<|im_end|>";
+    static final String START = "<|im_start|>";
+    static final String END = "<|im_end|>";
 
-    private static final String TOOLS_HEADER = "\n\n# Tools\n\nYou may call one or more functions to assist with the"
+    static final String TOOLS_HEADER = "\n\n# Tools\n\nYou may call one or more functions to assist with the"
             + " user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-    private static final String TOOLS_FOOTER = "\n</tools>\n\nFor each function call, return a json object with"
+    static final String TOOLS_FOOTER = "\n</tools>\n\nFor each function call, return a json object with"
             + " function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
             + "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>";
 

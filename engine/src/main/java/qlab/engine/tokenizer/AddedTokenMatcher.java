@@ -17,15 +17,21 @@ final class AddedTokenMatcher {
     private final Map<Character, Candidate[]> byFirstChar = new HashMap<>();
     private final List<Candidate> all = new ArrayList<>();
 
-    private record Candidate(String content, int id, int index) {
+    private record Candidate(String content, int id, int index, boolean lstrip, boolean rstrip) {
     }
 
-    /** contents[i] has id ids[i]; contents are non-empty. */
+    /** contents[i] has id ids[i]; contents are non-empty; no token strips whitespace. */
     AddedTokenMatcher(List<String> contents, List<Integer> ids) {
+        this(contents, ids, java.util.Collections.nCopies(contents.size(), false),
+                java.util.Collections.nCopies(contents.size(), false));
+    }
+
+    /** The same, with each token's {@code lstrip} and {@code rstrip} flags. */
+    AddedTokenMatcher(List<String> contents, List<Integer> ids, List<Boolean> lstrip, List<Boolean> rstrip) {
         Map<Character, List<Candidate>> lists = new HashMap<>();
         for (int i = 0; i < contents.size(); i++) {
             String content = contents.get(i);
-            Candidate candidate = new Candidate(content, ids.get(i), i);
+            Candidate candidate = new Candidate(content, ids.get(i), i, lstrip.get(i), rstrip.get(i));
             all.add(candidate);
             lists.computeIfAbsent(content.charAt(0), k -> new ArrayList<>()).add(candidate);
         }
@@ -72,6 +78,14 @@ final class AddedTokenMatcher {
 
     int lengthOf(long match) {
         return candidate(match).content.length();
+    }
+
+    boolean lstripOf(long match) {
+        return candidate(match).lstrip;
+    }
+
+    boolean rstripOf(long match) {
+        return candidate(match).rstrip;
     }
 
     private Candidate candidate(long match) {

@@ -4,13 +4,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
- * The byte-level BPE model: turns one pre-token into ids. The pre-token's UTF-8 bytes become the
- * ids of their byte-alphabet symbols, which {@link BpeMerger} then merges; results are cached per
- * pre-token text.
+ * The BPE model: turns one pre-token into ids. A byte-level model spells the pre-token's UTF-8 bytes
+ * as the ids of their byte-alphabet symbols; a character-level model (SentencePiece-style) spells it
+ * one character at a time ({@link CharSymbols}). {@link BpeMerger} then merges the symbols; results
+ * are cached per pre-token text.
  */
 final class BpeModel {
     private final Map<String, Integer> vocab;
+    /** Byte-level: vocabulary id of each byte's alphabet character; null for a character-level model. */
     private final int[] byteSymbol;
+    /** Character-level spelling; null for a byte-level model. */
+    private final CharSymbols charSymbols;
     private final BpeMerger merger;
     private final boolean ignoreMerges;
     private final PieceCache cache = new PieceCache(1 << 16);
@@ -21,8 +25,19 @@ final class BpeModel {
      *                     without merging (the reference's {@code ignore_merges})
      */
     BpeModel(Map<String, Integer> vocab, int[] byteSymbol, MergeTable merges, boolean ignoreMerges) {
+        this(vocab, byteSymbol, null, merges, ignoreMerges);
+    }
+
+    /** A character-level model (no byte-level alphabet). */
+    BpeModel(Map<String, Integer> vocab, CharSymbols charSymbols, MergeTable merges, boolean ignoreMerges) {
+        this(vocab, null, charSymbols, merges, ignoreMerges);
+    }
+
+    private BpeModel(Map<String, Integer> vocab, int[] byteSymbol, CharSymbols charSymbols, MergeTable merges,
+                     boolean ignoreMerges) {
         this.vocab = vocab;
         this.byteSymbol = byteSymbol;
+        this.charSymbols = charSymbols;
         this.merger = new BpeMerger(merges);
         this.ignoreMerges = ignoreMerges;
     }
@@ -51,6 +66,9 @@ final class BpeModel {
     }
 
     int[] encodeUncached(String text, int start, int end) {
+        if (charSymbols != null) {
+            return encodeCharLevel(text, start, end);
+        }
         byte[] bytes = utf8(text, start, end);
         if (ignoreMerges) {
             Integer whole = vocab.get(ByteLevelAlphabet.spell(bytes, bytes.length));
@@ -62,6 +80,20 @@ final class BpeModel {
         for (int i = 0; i < bytes.length; i++) {
             symbols[i] = byteSymbol[bytes[i] & 0xFF];
         }
+        int n = merger.merge(symbols, symbols.length);
+        return n == symbols.length ? symbols : java.util.Arrays.copyOf(symbols, n);
+    }
+
+    private int[] encodeCharLevel(String text, int start, int end) {
+        if (ignoreMerges) {
+            Integer whole = vocab.get(text.substring(start, end));
+            if (whole != null) {
+                return new int[] {whole};
+            }
+        }
+        IntList spelled = new IntList(end - start);
+        charSymbols.spell(text, start, end, spelled);
+        int[] symbols = spelled.toArray();
         int n = merger.merge(symbols, symbols.length);
         return n == symbols.length ? symbols : java.util.Arrays.copyOf(symbols, n);
     }

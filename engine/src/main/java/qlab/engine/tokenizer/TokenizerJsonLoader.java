@@ -255,35 +255,70 @@ final class TokenizerJsonLoader {
         allowOnly(model, "model", Set.of("type", "dropout", "unk_token", "continuing_subword_prefix",
                 "end_of_word_suffix", "fuse_unk", "byte_fallback", "ignore_merges", "vocab", "merges"));
         JsonNode dropout = model.get("dropout");
-        if (dropout != null && !dropout.isNull()) {
-            throw error("model.dropout", "is " + show(dropout) + ", only null is supported");
+        // The reference treats a dropout of 0 as none.
+        if (dropout != null && !dropout.isNull() && !(dropout.isNumber() && dropout.asDouble() == 0.0)) {
+            throw error("model.dropout", "is " + show(dropout) + ", only null or 0 is supported");
         }
         requireNullOr(model, "continuing_subword_prefix", "model", "");
         requireNullOr(model, "end_of_word_suffix", "model", "");
-        requireFlag(model, "byte_fallback", "model", false);
+        boolean byteFallback = flag(model, "byte_fallback", "model", false);
+        boolean fuseUnk = flag(model, "fuse_unk", "model", false);
         boolean ignoreMerges = flag(model, "ignore_merges", "model", false);
-        // unk_token and fuse_unk only act on characters missing from the vocabulary; a byte-level
-        // vocabulary has all 256 byte symbols (checked below), so they can never act.
+        JsonNode unkNode = model.get("unk_token");
+        if (unkNode != null && !unkNode.isNull() && !unkNode.isTextual()) {
+            throw error("model.unk_token", "must be a string or null, is " + show(unkNode));
+        }
+        String unkToken = unkNode == null || unkNode.isNull() ? null : unkNode.asText();
 
         if (vocab == null) {
             throw error("model.vocab", "is missing");
         }
-        int[] byteSymbol = new int[256];
-        for (int b = 0; b < 256; b++) {
-            Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
-            if (id == null) {
-                throw error("model.vocab", "lacks the byte-level symbol for byte " + b
-                        + " (\"" + ByteLevelAlphabet.charOf(b) + "\"); only complete byte-level vocabularies are supported");
-            }
-            byteSymbol[b] = id;
-        }
-        MergeTable merges = resolveMerges();
-
-        List<UnicodeNormalization> normalizations = new ArrayList<>();
+        List<TextNormalizer> normalizations = new ArrayList<>();
         readNormalizer(root.get("normalizer"), "normalizer", normalizations);
-        List<PieceSplitter> preTokenizers = readPreTokenizers(root.get("pre_tokenizer"));
-        readPostProcessor(root.get("post_processor"));
-        readDecoder(root.get("decoder"));
+        List<PieceSplitter> preTokenizers = new ArrayList<>();
+        boolean byteLevel = readPreTokenizers(root.get("pre_tokenizer"), preTokenizers);
+        int[][] specialAround = {new int[0], new int[0]};
+        readPostProcessor(root.get("post_processor"), "post_processor", specialAround);
+        DecoderChain decoderChain = readDecoder(root.get("decoder"), byteLevel);
+
+        BpeModel bpe;
+        if (byteLevel) {
+            // unk_token, fuse_unk and byte_fallback only act on characters missing from the vocabulary;
+            // a byte-level vocabulary has all 256 byte symbols (checked here), so they can never act.
+            int[] byteSymbol = new int[256];
+            for (int b = 0; b < 256; b++) {
+                Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
+                if (id == null) {
+                    throw error("model.vocab", "lacks the byte-level symbol for byte " + b
+                            + " (\"" + ByteLevelAlphabet.charOf(b) + "\"); only complete byte-level vocabularies are supported");
+                }
+                byteSymbol[b] = id;
+            }
+            bpe = new BpeModel(vocab, byteSymbol, resolveMerges(), ignoreMerges);
+        } else {
+            int[] byteToken = null;
+            boolean allBytes = false;
+            if (byteFallback) {
+                byteToken = new int[256];
+                allBytes = true;
+                for (int b = 0; b < 256; b++) {
+                    Integer id = vocab.get(CharSymbols.byteTokenText(b));
+                    byteToken[b] = id == null ? -1 : id;
+                    allBytes &= id != null;
+                }
+            }
+            int unkId = -1;
+            if (unkToken != null) {
+                Integer id = vocab.get(unkToken);
+                // The reference fails when it needs the unknown token and the vocabulary lacks it;
+                // with every byte token present it never needs it.
+                if (id == null && !allBytes) {
+                    throw error("model.unk_token", "is " + showString(unkToken) + ", which is not in model.vocab");
+                }
+                unkId = id == null ? -1 : id;
+            }
+            bpe = new BpeModel(vocab, new CharSymbols(vocab, byteToken, unkId, fuseUnk), resolveMerges(), ignoreMerges);
+        }
 
         // Added tokens; their ids may extend past the vocabulary.
         int maxId = -1;
@@ -293,8 +328,12 @@ final class TokenizerJsonLoader {
         JsonNode added = root.get("added_tokens");
         List<String> rawContents = new ArrayList<>();
         List<Integer> rawIds = new ArrayList<>();
+        List<Boolean> rawLstrip = new ArrayList<>();
+        List<Boolean> rawRstrip = new ArrayList<>();
         List<String> normContents = new ArrayList<>();
         List<Integer> normIds = new ArrayList<>();
+        List<Boolean> normLstrip = new ArrayList<>();
+        List<Boolean> normRstrip = new ArrayList<>();
         Map<Integer, String> addedById = new HashMap<>();
         Set<String> specialContents = new HashSet<>();
         if (added != null && !added.isNull()) {
@@ -318,21 +357,25 @@ final class TokenizerJsonLoader {
                     throw error(path + ".content", "is empty");
                 }
                 requireFlag(t, "single_word", path, false);
-                requireFlag(t, "lstrip", path, false);
-                requireFlag(t, "rstrip", path, false);
+                boolean lstrip = flag(t, "lstrip", path, false);
+                boolean rstrip = flag(t, "rstrip", path, false);
                 boolean isSpecial = flag(t, "special", path, false);
                 // The reference's default for a missing "normalized" is the opposite of "special".
                 boolean normalized = flag(t, "normalized", path, !isSpecial);
                 if (normalized) {
                     String n = content;
-                    for (UnicodeNormalization form : normalizations) {
+                    for (TextNormalizer form : normalizations) {
                         n = form.apply(n);
                     }
                     normContents.add(n);
                     normIds.add(id);
+                    normLstrip.add(lstrip);
+                    normRstrip.add(rstrip);
                 } else {
                     rawContents.add(content);
                     rawIds.add(id);
+                    rawLstrip.add(lstrip);
+                    rawRstrip.add(rstrip);
                 }
                 addedById.put(id, content);
                 if (isSpecial) {
@@ -357,9 +400,10 @@ final class TokenizerJsonLoader {
         for (int id = 0; id <= maxId; id++) {
             special[id] = tokenTexts[id] != null && specialContents.contains(tokenTexts[id]);
         }
-        return new Tokenizer(new AddedTokenMatcher(rawContents, rawIds), new AddedTokenMatcher(normContents, normIds),
-                normalizations, preTokenizers, new BpeModel(vocab, byteSymbol, merges, ignoreMerges),
-                tokenIds, tokenTexts, special);
+        return new Tokenizer(new AddedTokenMatcher(rawContents, rawIds, rawLstrip, rawRstrip),
+                new AddedTokenMatcher(normContents, normIds, normLstrip, normRstrip),
+                normalizations, preTokenizers, bpe, tokenIds, tokenTexts, special, decoderChain,
+                specialAround[0], specialAround[1]);
     }
 
     private static String showString(String s) {
@@ -386,7 +430,19 @@ final class TokenizerJsonLoader {
         return table;
     }
 
-    private void readNormalizer(JsonNode n, String path, List<UnicodeNormalization> out) {
+    /** The array of a {@code Sequence} step (its only field besides {@code type}). */
+    private JsonNode sequenceItems(JsonNode sequence, String path, String listName) {
+        allowOnly(sequence, path, Set.of("type", listName));
+        JsonNode list = sequence.get(listName);
+        if (list == null || !list.isArray()) {
+            throw error(path + "." + listName, list == null ? "is missing" : "must be an array");
+        }
+        return list;
+    }
+
+    // ---------------------------------------------------------------- normalizer
+
+    private void readNormalizer(JsonNode n, String path, List<TextNormalizer> out) {
         if (n == null || n.isNull()) {
             return;
         }
@@ -400,58 +456,75 @@ final class TokenizerJsonLoader {
                 out.add(UnicodeNormalization.valueOf(type));
             }
             case "Sequence" -> {
-                allowOnly(n, path, Set.of("type", "normalizers"));
-                JsonNode list = n.get("normalizers");
-                if (list == null || !list.isArray()) {
-                    throw error(path + ".normalizers", list == null ? "is missing" : "must be an array");
-                }
+                JsonNode list = sequenceItems(n, path, "normalizers");
                 for (int i = 0; i < list.size(); i++) {
                     readNormalizer(list.get(i), path + ".normalizers[" + i + "]", out);
                 }
             }
-            default -> throw error(path + ".type", "is \"" + type + "\", only NFC, NFD, NFKC, NFKD and Sequence are supported");
+            case "Prepend" -> {
+                allowOnly(n, path, Set.of("type", "prepend"));
+                out.add(new TextNormalizer.Prepend(text(n, "prepend", path)));
+            }
+            case "Replace" -> {
+                allowOnly(n, path, Set.of("type", "pattern", "content"));
+                String content = text(n, "content", path);
+                Object pattern = replacePattern(n, path, content);
+                out.add(pattern instanceof String literal ? new TextNormalizer.ReplaceLiteral(literal, content)
+                        : new TextNormalizer.ReplaceRegex((java.util.regex.Pattern) pattern, content));
+            }
+            default -> throw error(path + ".type", "is \"" + type
+                    + "\", only NFC, NFD, NFKC, NFKD, Prepend, Replace and Sequence are supported");
         }
     }
 
-    private List<PieceSplitter> readPreTokenizers(JsonNode p) {
+    /** The pattern of a Replace step: a non-empty literal String, or a compiled regex that cannot match nothing. */
+    private Object replacePattern(JsonNode step, String path, String content) {
+        JsonNode pattern = object(step, "pattern", path);
+        if (pattern.size() != 1 || !(pattern.has("String") || pattern.has("Regex"))) {
+            throw error(path + ".pattern", "must have exactly one of \"Regex\" or \"String\", is " + show(pattern));
+        }
+        if (pattern.has("String")) {
+            String literal = text(pattern, "String", path + ".pattern");
+            if (literal.isEmpty()) {
+                throw error(path + ".pattern.String", "is empty, which is not supported");
+            }
+            return literal;
+        }
+        String field = path + ".pattern.Regex";
+        String regex = text(pattern, "Regex", path + ".pattern");
+        // Reference versions differ on "$1"-style references in the content of a regex Replace.
+        if (content.indexOf('$') >= 0) {
+            throw error(path + ".content", "contains '$' with a Regex pattern, which is not supported");
+        }
+        try {
+            java.util.regex.Pattern compiled = TranslatedRegexSplitter.translate(regex);
+            if (compiled.matcher("").matches()) {
+                throw error(field, "can match the empty string, which is not supported");
+            }
+            return compiled;
+        } catch (TranslatedRegexSplitter.UnsupportedPatternException e) {
+            throw error(field, "cannot be handled exactly: " + e.getMessage());
+        }
+    }
+
+    // ---------------------------------------------------------------- pre-tokenizer
+
+    /** Adds the pre-tokenizer's steps to {@code out}; returns whether the tokenizer is byte-level. */
+    private boolean readPreTokenizers(JsonNode p, List<PieceSplitter> out) {
         if (p == null || p.isNull()) {
-            throw error("pre_tokenizer", "is missing; only byte-level tokenizers (with a ByteLevel pre-tokenizer) are supported");
+            return false;
         }
         List<JsonNode> steps = new ArrayList<>();
         List<String> paths = new ArrayList<>();
-        if (!p.isObject()) {
-            throw error("pre_tokenizer", "must be an object, is " + show(p));
-        }
-        if (type(p, "pre_tokenizer").equals("Sequence")) {
-            allowOnly(p, "pre_tokenizer", Set.of("type", "pretokenizers"));
-            JsonNode list = p.get("pretokenizers");
-            if (list == null || !list.isArray()) {
-                throw error("pre_tokenizer.pretokenizers", list == null ? "is missing" : "must be an array");
-            }
-            for (int i = 0; i < list.size(); i++) {
-                steps.add(list.get(i));
-                paths.add("pre_tokenizer.pretokenizers[" + i + "]");
-            }
-        } else {
-            steps.add(p);
-            paths.add("pre_tokenizer");
-        }
-        List<PieceSplitter> splitters = new ArrayList<>();
+        flattenPreTokenizers(p, "pre_tokenizer", steps, paths);
+        boolean byteLevel = false;
         for (int i = 0; i < steps.size(); i++) {
             JsonNode step = steps.get(i);
             String path = paths.get(i);
-            if (!step.isObject()) {
-                throw error(path, "must be an object, is " + show(step));
-            }
             String type = type(step, path);
             boolean last = i == steps.size() - 1;
             switch (type) {
-                case "Split" -> {
-                    if (last) {
-                        throw error(path, "is a Split after which no ByteLevel step follows; only byte-level tokenizers are supported");
-                    }
-                    splitters.add(readSplit(step, path));
-                }
+                case "Split" -> out.add(readSplit(step, path));
                 case "ByteLevel" -> {
                     if (!last) {
                         throw error(path, "is a ByteLevel step that is not the last pre-tokenizer, which is not supported");
@@ -460,74 +533,261 @@ final class TokenizerJsonLoader {
                     requireFlag(step, "add_prefix_space", path, false);
                     flag(step, "trim_offsets", path, true); // offsets only: no effect on ids
                     if (flag(step, "use_regex", path, true)) {
-                        splitters.add(compile(BYTE_LEVEL_REGEX, false, path + ".use_regex"));
+                        out.add(compile(BYTE_LEVEL_REGEX, SplitBehavior.ISOLATED, false, path + ".use_regex"));
                     }
+                    byteLevel = true;
                 }
-                default -> throw error(path + ".type", "is \"" + type + "\", only Sequence, Split and ByteLevel are supported");
+                case "Metaspace" -> {
+                    allowOnly(step, path, Set.of("type", "replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"));
+                    out.add(new MetaspaceSplitter(replacementChar(step, path), prependScheme(step, path),
+                            flag(step, "split", path, true)));
+                }
+                case "Digits" -> {
+                    allowOnly(step, path, Set.of("type", "individual_digits"));
+                    out.add(new DigitsSplitter(flag(step, "individual_digits", path, false)));
+                }
+                default -> throw error(path + ".type", "is \"" + type
+                        + "\", only Sequence, Split, ByteLevel, Metaspace and Digits are supported");
             }
         }
-        if (steps.isEmpty()) {
-            throw error("pre_tokenizer.pretokenizers", "is empty; a ByteLevel step is required");
+        return byteLevel;
+    }
+
+    private void flattenPreTokenizers(JsonNode p, String path, List<JsonNode> steps, List<String> paths) {
+        if (!p.isObject()) {
+            throw error(path, "must be an object, is " + show(p));
         }
-        return splitters;
+        if (!type(p, path).equals("Sequence")) {
+            steps.add(p);
+            paths.add(path);
+            return;
+        }
+        JsonNode list = sequenceItems(p, path, "pretokenizers");
+        for (int i = 0; i < list.size(); i++) {
+            flattenPreTokenizers(list.get(i), path + ".pretokenizers[" + i + "]", steps, paths);
+        }
+    }
+
+    /** A Metaspace {@code replacement}: one character (one code point). */
+    private String replacementChar(JsonNode step, String path) {
+        String r = text(step, "replacement", path);
+        if (r.codePointCount(0, r.length()) != 1) {
+            throw error(path + ".replacement", "must be one character, is " + showString(r));
+        }
+        if (step.has("str_rep") && !step.get("str_rep").isNull() && !r.equals(step.get("str_rep").asText())) {
+            throw error(path + ".str_rep", "differs from \"replacement\", which is not supported");
+        }
+        return r;
+    }
+
+    /** {@code prepend_scheme} (default always), or the older {@code add_prefix_space} (false = never). */
+    private MetaspaceSplitter.PrependScheme prependScheme(JsonNode step, String path) {
+        JsonNode scheme = step.get("prepend_scheme");
+        MetaspaceSplitter.PrependScheme result = MetaspaceSplitter.PrependScheme.ALWAYS;
+        if (scheme != null && !scheme.isNull()) {
+            result = switch (scheme.asText()) {
+                case "always" -> MetaspaceSplitter.PrependScheme.ALWAYS;
+                case "first" -> MetaspaceSplitter.PrependScheme.FIRST;
+                case "never" -> MetaspaceSplitter.PrependScheme.NEVER;
+                default -> throw error(path + ".prepend_scheme", "is " + show(scheme) + ", expected \"always\", \"first\" or \"never\"");
+            };
+        }
+        JsonNode addPrefix = step.get("add_prefix_space");
+        if (addPrefix != null && !addPrefix.isNull() && !flag(step, "add_prefix_space", path, true)) {
+            if (scheme != null && !scheme.isNull() && result != MetaspaceSplitter.PrependScheme.NEVER) {
+                throw error(path + ".add_prefix_space", "is false but prepend_scheme is " + show(scheme));
+            }
+            result = MetaspaceSplitter.PrependScheme.NEVER;
+        }
+        return result;
     }
 
     private PieceSplitter readSplit(JsonNode step, String path) {
         allowOnly(step, path, Set.of("type", "pattern", "behavior", "invert"));
-        requireFlag(step, "invert", path, false);
-        String behavior = text(step, "behavior", path);
-        boolean removed;
-        switch (behavior) {
-            case "Isolated" -> removed = false;
-            case "Removed" -> removed = true;
-            default -> throw error(path + ".behavior", "is \"" + behavior + "\", only \"Isolated\" and \"Removed\" are supported");
+        boolean invert = flag(step, "invert", path, false);
+        String behaviorName = text(step, "behavior", path);
+        SplitBehavior behavior = SplitBehavior.fromJson(behaviorName);
+        if (behavior == null) {
+            throw error(path + ".behavior", "is \"" + behaviorName
+                    + "\", expected Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous");
         }
         JsonNode pattern = object(step, "pattern", path);
-        if (pattern.size() != 1) {
+        if (pattern.size() != 1 || !(pattern.has("String") || pattern.has("Regex"))) {
             throw error(path + ".pattern", "must have exactly one of \"Regex\" or \"String\", is " + show(pattern));
         }
         if (pattern.has("String")) {
-            return new TranslatedRegexSplitter(TranslatedRegexSplitter.literal(text(pattern, "String", path + ".pattern")), removed);
+            String literal = text(pattern, "String", path + ".pattern");
+            if (literal.isEmpty()) {
+                throw error(path + ".pattern.String", "is empty, which is not supported");
+            }
+            return new TranslatedRegexSplitter(TranslatedRegexSplitter.literal(literal), behavior, invert);
         }
         String regex = text(pattern, "Regex", path + ".pattern");
-        if (!removed) {
+        if (behavior == SplitBehavior.ISOLATED && !invert) {
             Qwen2PatternScanner scanner = Qwen2PatternScanner.forPattern(regex);
             if (scanner != null) {
                 return scanner;
             }
         }
-        return compile(regex, removed, path + ".pattern.Regex");
+        return compile(regex, behavior, invert, path + ".pattern.Regex");
     }
 
-    private PieceSplitter compile(String regex, boolean removed, String field) {
+    private PieceSplitter compile(String regex, SplitBehavior behavior, boolean invert, String field) {
         try {
-            return new TranslatedRegexSplitter(TranslatedRegexSplitter.translate(regex), removed);
+            return new TranslatedRegexSplitter(TranslatedRegexSplitter.translate(regex), behavior, invert);
         } catch (TranslatedRegexSplitter.UnsupportedPatternException e) {
             throw error(field, "cannot be handled exactly: " + e.getMessage());
         }
     }
 
-    private void readPostProcessor(JsonNode p) {
+    // ---------------------------------------------------------------- post-processor
+
+    /**
+     * Reads the post-processor, which only acts when special tokens are added ({@code add_special_tokens=True}):
+     * {@code TemplateProcessing}'s single-sequence template gives the ids put before and after the text
+     * ({@code out[0]} and {@code out[1]}); {@code ByteLevel} adds none; anything else is refused.
+     */
+    private void readPostProcessor(JsonNode p, String path, int[][] out) {
         if (p == null || p.isNull()) {
             return;
         }
-        String type = type(p, "post_processor");
-        if (!type.equals("ByteLevel")) {
-            throw error("post_processor.type", "is \"" + type + "\", only ByteLevel (or null) is supported");
+        String type = type(p, path);
+        switch (type) {
+            case "ByteLevel" -> allowOnly(p, path, Set.of("type", "add_prefix_space", "trim_offsets", "use_regex"));
+            case "TemplateProcessing" -> readTemplate(p, path, out);
+            case "Sequence" -> {
+                JsonNode list = sequenceItems(p, path, "processors");
+                for (int i = 0; i < list.size(); i++) {
+                    readPostProcessor(list.get(i), path + ".processors[" + i + "]", out);
+                }
+            }
+            default -> throw error(path + ".type", "is \"" + type
+                    + "\", only ByteLevel, TemplateProcessing and Sequence (or null) are supported");
         }
-        // The ByteLevel post-processor only trims offsets; it adds no tokens.
-        allowOnly(p, "post_processor", Set.of("type", "add_prefix_space", "trim_offsets", "use_regex"));
     }
 
-    private void readDecoder(JsonNode d) {
+    /** The {@code single} template: special tokens around one {@code Sequence} "A". */
+    private void readTemplate(JsonNode p, String path, int[][] out) {
+        allowOnly(p, path, Set.of("type", "single", "pair", "special_tokens"));
+        if (out[0].length > 0 || out[1].length > 0) {
+            throw error(path, "is a second TemplateProcessing that adds tokens, which is not supported");
+        }
+        JsonNode single = p.get("single");
+        if (single == null || !single.isArray()) {
+            throw error(path + ".single", single == null ? "is missing" : "must be an array");
+        }
+        JsonNode specials = p.get("special_tokens");
+        List<Integer> before = new ArrayList<>();
+        List<Integer> after = new ArrayList<>();
+        boolean seenSequence = false;
+        for (int i = 0; i < single.size(); i++) {
+            String piecePath = path + ".single[" + i + "]";
+            JsonNode piece = single.get(i);
+            if (piece.has("Sequence") && piece.size() == 1) {
+                String id = text(object(piece, "Sequence", piecePath), "id", piecePath + ".Sequence");
+                if (!id.equals("A") || seenSequence) {
+                    throw error(piecePath + ".Sequence.id", "is \"" + id + "\", only one sequence \"A\" is supported");
+                }
+                seenSequence = true;
+            } else if (piece.has("SpecialToken") && piece.size() == 1) {
+                String name = text(object(piece, "SpecialToken", piecePath), "id", piecePath + ".SpecialToken");
+                JsonNode ids = specials == null ? null : specials.path(name).get("ids");
+                if (ids == null || !ids.isArray()) {
+                    throw error(path + ".special_tokens", "has no ids for \"" + name + "\"");
+                }
+                for (JsonNode id : ids) {
+                    if (!id.canConvertToInt() || id.asInt() < 0) {
+                        throw error(path + ".special_tokens." + name + ".ids", "must hold non-negative integers");
+                    }
+                    (seenSequence ? after : before).add(id.asInt());
+                }
+            } else {
+                throw error(piecePath, "must be {\"SpecialToken\": ...} or {\"Sequence\": ...}, is " + show(piece));
+            }
+        }
+        if (!seenSequence) {
+            throw error(path + ".single", "has no Sequence \"A\"");
+        }
+        out[0] = before.stream().mapToInt(Integer::intValue).toArray();
+        out[1] = after.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    // ---------------------------------------------------------------- decoder
+
+    /** The decoder chain, or null for a byte-level tokenizer (whose decoder must be ByteLevel). */
+    private DecoderChain readDecoder(JsonNode d, boolean byteLevel) {
+        if (byteLevel) {
+            if (d == null || d.isNull()) {
+                throw error("decoder", "is missing; a ByteLevel pre-tokenizer needs the ByteLevel decoder");
+            }
+            String type = type(d, "decoder");
+            if (!type.equals("ByteLevel")) {
+                throw error("decoder.type", "is \"" + type + "\"; a ByteLevel pre-tokenizer needs the ByteLevel decoder");
+            }
+            // The ByteLevel decoder reads none of its options.
+            allowOnly(d, "decoder", Set.of("type", "add_prefix_space", "trim_offsets", "use_regex"));
+            return null;
+        }
         if (d == null || d.isNull()) {
-            throw error("decoder", "is missing; only the ByteLevel decoder is supported");
+            return new DecoderChain(null);
         }
-        String type = type(d, "decoder");
-        if (!type.equals("ByteLevel")) {
-            throw error("decoder.type", "is \"" + type + "\", only ByteLevel is supported");
+        List<DecoderChain.Step> steps = new ArrayList<>();
+        readDecoderSteps(d, "decoder", steps);
+        return new DecoderChain(steps);
+    }
+
+    private void readDecoderSteps(JsonNode d, String path, List<DecoderChain.Step> out) {
+        if (!d.isObject()) {
+            throw error(path, "must be an object, is " + show(d));
         }
-        // The ByteLevel decoder reads none of its options.
-        allowOnly(d, "decoder", Set.of("type", "add_prefix_space", "trim_offsets", "use_regex"));
+        String type = type(d, path);
+        switch (type) {
+            case "Sequence" -> {
+                JsonNode list = sequenceItems(d, path, "decoders");
+                for (int i = 0; i < list.size(); i++) {
+                    readDecoderSteps(list.get(i), path + ".decoders[" + i + "]", out);
+                }
+            }
+            case "Replace" -> {
+                allowOnly(d, path, Set.of("type", "pattern", "content"));
+                String content = text(d, "content", path);
+                Object pattern = replacePattern(d, path, content);
+                out.add(pattern instanceof String literal ? new DecoderChain.ReplaceLiteral(literal, content)
+                        : new DecoderChain.ReplaceRegex((java.util.regex.Pattern) pattern, content));
+            }
+            case "ByteFallback" -> {
+                allowOnly(d, path, Set.of("type"));
+                out.add(new DecoderChain.ByteFallback());
+            }
+            case "Fuse" -> {
+                allowOnly(d, path, Set.of("type"));
+                out.add(new DecoderChain.Fuse());
+            }
+            case "Strip" -> {
+                allowOnly(d, path, Set.of("type", "content", "start", "stop"));
+                String content = text(d, "content", path);
+                if (content.codePointCount(0, content.length()) != 1) {
+                    throw error(path + ".content", "must be one character, is " + showString(content));
+                }
+                out.add(new DecoderChain.Strip(content.codePointAt(0), count(d, "start", path), count(d, "stop", path)));
+            }
+            case "Metaspace" -> {
+                allowOnly(d, path, Set.of("type", "replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"));
+                flag(d, "split", path, true); // decoding does not split
+                out.add(new DecoderChain.Metaspace(replacementChar(d, path),
+                        prependScheme(d, path) != MetaspaceSplitter.PrependScheme.NEVER));
+            }
+            case "ByteLevel" -> throw error(path + ".type", "is \"ByteLevel\", which needs a ByteLevel pre-tokenizer");
+            default -> throw error(path + ".type", "is \"" + type
+                    + "\", only ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace and Sequence are supported");
+        }
+    }
+
+    private int count(JsonNode parent, String name, String path) {
+        JsonNode v = parent.get(name);
+        if (v == null || !v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() < 0) {
+            throw error(join(path, name), v == null ? "is missing" : "must be a non-negative integer, is " + show(v));
+        }
+        return v.asInt();
     }
 }

@@ -31,15 +31,22 @@ final class TranslatedRegexSplitter implements PieceSplitter {
     }
 
     private final Pattern pattern;
-    private final boolean removeMatches;
+    private final SplitBehavior behavior;
+    private final boolean invert;
 
     /**
      * @param removeMatches false: matches and the text between them are both pieces ("Isolated");
      *                      true: only the text between matches is kept ("Removed")
      */
     TranslatedRegexSplitter(Pattern pattern, boolean removeMatches) {
+        this(pattern, removeMatches ? SplitBehavior.REMOVED : SplitBehavior.ISOLATED, false);
+    }
+
+    /** @param invert the pattern matches the pieces rather than the delimiters (the reference's {@code invert}) */
+    TranslatedRegexSplitter(Pattern pattern, SplitBehavior behavior, boolean invert) {
         this.pattern = pattern;
-        this.removeMatches = removeMatches;
+        this.behavior = behavior;
+        this.invert = invert;
     }
 
     @Override
@@ -47,22 +54,57 @@ final class TranslatedRegexSplitter implements PieceSplitter {
         Matcher m = pattern.matcher(text).region(start, end);
         // The reference's regexes see only the piece: no lookaround past its edges.
         m.useTransparentBounds(false).useAnchoringBounds(true);
+        if (!invert && (behavior == SplitBehavior.ISOLATED || behavior == SplitBehavior.REMOVED)) {
+            boolean removeMatches = behavior == SplitBehavior.REMOVED;
+            int last = start;
+            while (m.find()) {
+                if (m.end() == m.start()) {
+                    continue;
+                }
+                if (m.start() > last) {
+                    out.accept(text, last, m.start());
+                }
+                if (!removeMatches) {
+                    out.accept(text, m.start(), m.end());
+                }
+                last = m.end();
+            }
+            if (last < end) {
+                out.accept(text, last, end);
+            }
+            return;
+        }
+        // General case: list the stretches (delimiter or not), then let the behavior group them.
+        int[] bounds = new int[16];
+        boolean[] isMatch = new boolean[8];
+        int count = 0;
         int last = start;
-        while (m.find()) {
-            if (m.end() == m.start()) {
+        while (true) {
+            boolean found = m.find();
+            int matchStart = found ? m.start() : end;
+            int matchEnd = found ? m.end() : end;
+            if (found && matchEnd == matchStart) {
                 continue;
             }
-            if (m.start() > last) {
-                out.accept(text, last, m.start());
+            for (int pass = 0; pass < 2; pass++) {
+                int from = pass == 0 ? last : matchStart;
+                int to = pass == 0 ? matchStart : matchEnd;
+                if (to > from) {
+                    if (count == isMatch.length) {
+                        isMatch = java.util.Arrays.copyOf(isMatch, count * 2);
+                        bounds = java.util.Arrays.copyOf(bounds, count * 4);
+                    }
+                    bounds[2 * count] = from;
+                    bounds[2 * count + 1] = to;
+                    isMatch[count++] = (pass == 1) != invert;
+                }
             }
-            if (!removeMatches) {
-                out.accept(text, m.start(), m.end());
+            if (!found) {
+                break;
             }
-            last = m.end();
+            last = matchEnd;
         }
-        if (last < end) {
-            out.accept(text, last, end);
-        }
+        behavior.emit(text, bounds, isMatch, count, out);
     }
 
     /** A literal string splitter ({@code "pattern": {"String": ...}}). */

@@ -7,7 +7,7 @@ import java.text.Normalizer;
  * threshold are left unchanged by that form (they are not composed, decomposed or mapped), so text
  * made only of them skips the JDK normalizer.
  */
-enum UnicodeNormalization {
+enum UnicodeNormalization implements TextNormalizer {
     NFC(Normalizer.Form.NFC, 0x300),
     NFD(Normalizer.Form.NFD, 0xC0),
     NFKC(Normalizer.Form.NFKC, 0xA0),
@@ -22,7 +22,8 @@ enum UnicodeNormalization {
     }
 
     /** True when {@code text[start, end)} is certainly unchanged by this form. */
-    boolean isTrivial(String text, int start, int end) {
+    @Override
+    public boolean isTrivial(String text, int start, int end) {
         for (int i = start; i < end; i++) {
             if (text.charAt(i) >= unchangedBelow) {
                 return false;
@@ -31,7 +32,8 @@ enum UnicodeNormalization {
         return true;
     }
 
-    String apply(String text) {
+    @Override
+    public String apply(String text) {
         return Normalizer.normalize(text, form);
     }
 }

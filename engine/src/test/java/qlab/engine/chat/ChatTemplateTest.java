@@ -40,7 +40,50 @@ class ChatTemplateTest {
         assertEquals(7, checked);
     }
 
+    /** The Llama 3 and Qwen3 oracle cases, each template chosen from its model's tokenizer_config.json. */
+    @Test
+    void rendersTheLlama3AndQwen3OracleCasesExactly() throws IOException {
+        Fixtures.oracle("chat", "cases_llama3.jsonl");
+        Path oracle = Fixtures.oracle();
+        ChatTemplate llama3 = ChatTemplate.forModel(oracle.resolve("tiny-llama3-realvocab"));
+        ChatTemplate qwen3 = ChatTemplate.forModel(oracle.resolve("tiny-qwen3-realvocab"));
+        assertEquals(6, checkAll(Files.readAllLines(oracle.resolve("chat/cases_llama3.jsonl")), "cases_llama3.jsonl", llama3));
+        assertEquals(6, checkAll(Files.readAllLines(oracle.resolve("chat/cases_qwen3.jsonl")), "cases_qwen3.jsonl", qwen3));
+        assertEquals("<|eot_id|>", llama3.endOfTurn());
+        assertEquals("<|im_end|>", qwen3.endOfTurn());
+    }
+
+    /** The verbatim template files are recognised as the templates they are; an edited one is refused. */
+    @Test
+    void templatesAreRecognisedFromTheirText() throws IOException {
+        Path chat = Fixtures.oracle("chat");
+        JsonNode config = JSON.readTree("{\"bos_token\": \"<s>\"}");
+        String llama3 = Files.readString(chat.resolve("llama3_chat_template.jinja"));
+        String qwen3 = Files.readString(chat.resolve("qwen3_chat_template.jinja"));
+        String qwen25 = Files.readString(chat.resolve("qwen2.5_chat_template.jinja"));
+        List<ChatMessage> hi = List.of(ChatMessage.user("hi"));
+        assertEquals("<s><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+                KnownChatTemplates.recognise(llama3, "t", config).render(hi, null, true));
+        assertEquals(ChatTemplate.qwen3(), KnownChatTemplates.recognise(qwen3, "t", config));
+        assertEquals(ChatTemplate.qwen25(), KnownChatTemplates.recognise(qwen25, "t", config));
+        QlabException e = assertThrows(QlabException.class, () -> KnownChatTemplates.recognise(
+                llama3.replace("| trim", ""), "tokenizer_config.json: field \"chat_template\"", config));
+        assertEquals("tokenizer_config.json: field \"chat_template\" is not a chat template qlab knows"
+                + " (known: Qwen3, Qwen2.5, Llama 3)", e.getMessage());
+    }
+
+    @Test
+    void aModelWithoutATemplateIsAnError(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        Files.writeString(dir.resolve("tokenizer_config.json"), "{\"bos_token\": \"<s>\"}");
+        QlabException e = assertThrows(QlabException.class, () -> ChatTemplate.forModel(dir));
+        assertTrue(e.getMessage().contains("\"chat_template\" is missing"), e.getMessage());
+    }
+
     private static int checkAll(List<String> lines, String source) throws IOException {
+        return checkAll(lines, source, ChatTemplate.qwen25());
+    }
+
+    private static int checkAll(List<String> lines, String source, ChatTemplate template) throws IOException {
         int checked = 0;
         for (String line : lines) {
             if (line.isBlank()) {
@@ -49,8 +92,12 @@ class ChatTemplateTest {
             JsonNode c = JSON.readTree(line);
             String name = c.get("name").asText();
             List<ChatMessage> messages = ChatMessage.listFromJson(c.get("messages"), source + " " + name);
-            String rendered = ChatTemplate.qwen25().render(messages, tools(c.get("tools")),
-                    c.get("add_generation_prompt").asBoolean());
+            java.util.Map<String, JsonNode> arguments = new java.util.HashMap<>();
+            if (c.has("template_kwargs")) {
+                c.get("template_kwargs").properties().forEach(e -> arguments.put(e.getKey(), e.getValue()));
+            }
+            String rendered = template.render(messages, tools(c.get("tools")),
+                    c.get("add_generation_prompt").asBoolean(), arguments);
             assertEquals(c.get("expected_text").asText(), rendered, name);
             checked++;
         }

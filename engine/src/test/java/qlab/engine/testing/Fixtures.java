@@ -40,6 +40,11 @@ public final class Fixtures {
         return require(oracle().resolve(Path.of(first, more)), Boolean.getBoolean(OPTIONAL_PROPERTY));
     }
 
+    /** A file or directory under the llama.cpp (ggml) fixtures, required like the oracle's. */
+    public static Path ggml(String first, String... more) {
+        return require(root().resolve("ggml").resolve(Path.of(first, more)), Boolean.getBoolean(OPTIONAL_PROPERTY));
+    }
+
     static Path oracle(Path root, boolean optional) {
         return require(root.resolve("oracle"), optional);
     }

@@ -168,7 +168,8 @@ class TokenizerLoadErrorsTest {
     void unsupportedModelTypesAndOptionsAreRefused() throws IOException {
         assertRejected("model.type", r -> model(r).put("type", "WordPiece"));
         assertRejected("model.dropout", r -> model(r).put("dropout", 0.1));
-        assertRejected("model.byte_fallback", r -> model(r).put("byte_fallback", true));
+        assertRejected("model.byte_fallback", r -> model(r).put("byte_fallback", "yes"));
+        assertRejected("model.unk_token", r -> model(r).put("unk_token", 5));
         assertRejected("model.continuing_subword_prefix", r -> model(r).put("continuing_subword_prefix", "##"));
         assertRejected("model.end_of_word_suffix", r -> model(r).put("end_of_word_suffix", "</w>"));
         assertRejected("model.vocab", r -> ((ObjectNode) model(r).get("vocab")).remove("Ġ"));
@@ -181,24 +182,40 @@ class TokenizerLoadErrorsTest {
     @Test
     void unsupportedPipelineStagesAreRefused() throws IOException {
         assertRejected("pre_tokenizer.pretokenizers[0].type", r -> preStep(r, 0).put("type", "Whitespace"));
-        assertRejected("pre_tokenizer.pretokenizers[0].behavior", r -> preStep(r, 0).put("behavior", "MergedWithPrevious"));
-        assertRejected("pre_tokenizer.pretokenizers[0].invert", r -> preStep(r, 0).put("invert", true));
+        assertRejected("pre_tokenizer.pretokenizers[0].behavior", r -> preStep(r, 0).put("behavior", "MergedWithBoth"));
+        assertRejected("pre_tokenizer.pretokenizers[0].invert", r -> preStep(r, 0).put("invert", "yes"));
         assertRejected("pre_tokenizer.pretokenizers[0].pattern.Regex",
                 r -> ((ObjectNode) preStep(r, 0).get("pattern")).put("Regex", "^\\s+"));
         assertRejected("pre_tokenizer.pretokenizers[1].add_prefix_space", r -> preStep(r, 1).put("add_prefix_space", true));
-        assertRejected("pre_tokenizer", r -> r.putNull("pre_tokenizer"));
+        // Without a ByteLevel pre-tokenizer the vocabulary is not byte-level, and the ByteLevel decoder does not fit.
+        assertRejected("decoder.type", r -> r.putNull("pre_tokenizer"));
         assertRejected("normalizer.type", r -> ((ObjectNode) r.get("normalizer")).put("type", "Lowercase"));
         assertRejected("decoder.type", r -> ((ObjectNode) r.get("decoder")).put("type", "WordPiece"));
-        assertRejected("post_processor.type", r -> ((ObjectNode) r.get("post_processor")).put("type", "TemplateProcessing"));
+        assertRejected("post_processor.type", r -> ((ObjectNode) r.get("post_processor")).put("type", "RobertaProcessing"));
+        assertRejected("post_processor.special_tokens", r -> ((ObjectNode) r.get("post_processor")).removeAll()
+                .put("type", "TemplateProcessing").putArray("single").addObject().putObject("SpecialToken").put("id", "<|end|>"));
         assertRejected("truncation", r -> r.putObject("truncation").put("max_length", 8));
         assertRejected("padding", r -> r.putObject("padding").put("strategy", "BatchLongest"));
         assertRejected("something_else", r -> r.put("something_else", true));
     }
 
     @Test
+    void strippingAddedTokensTakeTheWhitespaceBesideThem() throws IOException {
+        Tokenizer t = load(r -> {
+            ((ObjectNode) r.get("added_tokens").get(0)).put("lstrip", true);
+            ((ObjectNode) r.get("added_tokens").get(1)).put("rstrip", true);
+        });
+        // "lo  <|end|>" loses the spaces before <|end|>; "<tool>  lo" the spaces after <tool>.
+        assertArrayEquals(new int[] {258, 300}, t.encode("lo  <|end|>"));
+        assertArrayEquals(new int[] {301, 258}, t.encode("<tool>  lo"));
+        // Between two tokens, the whitespace goes to the first that takes it.
+        assertArrayEquals(new int[] {301, 300, 258}, t.encode("<tool> \t <|end|>lo"));
+    }
+
+    @Test
     void unsupportedAddedTokenFlagsAreRefused() throws IOException {
-        assertRejected("added_tokens[0].lstrip", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("lstrip", true));
-        assertRejected("added_tokens[1].rstrip", r -> ((ObjectNode) r.get("added_tokens").get(1)).put("rstrip", true));
+        assertRejected("added_tokens[0].single_word", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("single_word", true));
+        assertRejected("added_tokens[1].rstrip", r -> ((ObjectNode) r.get("added_tokens").get(1)).put("rstrip", "yes"));
         assertRejected("added_tokens[1].single_word", r -> ((ObjectNode) r.get("added_tokens").get(1)).put("single_word", true));
         assertRejected("added_tokens[0].content", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("content", ""));
         assertRejected("added_tokens[0].id", r -> ((ObjectNode) r.get("added_tokens").get(0)).put("id", "x"));

@@ -1,11 +1,11 @@
 package qlab.engine.tokenizer;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static qlab.engine.tokenizer.OracleCorpus.ints;
+import static qlab.engine.tokenizer.OracleCorpus.readJsonl;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +21,6 @@ import qlab.engine.testing.Fixtures;
  * greedy continuations, and the chat-template cases.
  */
 class TokenizerOracleTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static Path oracle;
     private static Tokenizer tokenizer;
     private static List<JsonNode> corpus;
@@ -34,24 +33,6 @@ class TokenizerOracleTest {
         oracle = Fixtures.oracle();
         tokenizer = Tokenizer.load(oracle.resolve("tiny-qwen2-realvocab"));
         corpus = readJsonl(oracle.resolve("tokenizer/corpus.jsonl"));
-    }
-
-    static List<JsonNode> readJsonl(Path p) throws IOException {
-        List<JsonNode> out = new ArrayList<>();
-        for (String line : Files.readAllLines(p)) {
-            if (!line.isBlank()) {
-                out.add(JSON.readTree(line));
-            }
-        }
-        return out;
-    }
-
-    static int[] ints(JsonNode array) {
-        int[] out = new int[array.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = array.get(i).asInt();
-        }
-        return out;
     }
 
     @Test
@@ -98,40 +79,13 @@ class TokenizerOracleTest {
 
     @Test
     void decodeCasesMatchTheReference() throws IOException {
-        List<JsonNode> cases = readJsonl(oracle.resolve("tokenizer/decode_cases.jsonl"));
-        int passed = 0;
-        for (JsonNode c : cases) {
-            int[] ids = ints(c.get("ids"));
-            assertEquals(c.get("decoded").asText(), tokenizer.decode(ids, false), "decode case " + c.get("id"));
-            assertEquals(c.get("decoded_skip_special_tokens").asText(), tokenizer.decode(ids, true),
-                    "decode case " + c.get("id") + " (skip special)");
-            passed++;
-        }
-        System.out.println("tokenizer decode cases: " + passed + "/" + cases.size());
-        assertEquals(300, passed);
+        assertEquals(300, OracleCorpus.checkDecodeCases(tokenizer, oracle.resolve("tokenizer/decode_cases.jsonl")));
     }
 
     @Test
     void streamingDecodeEqualsFullDecode() throws IOException {
-        List<int[]> idLists = new ArrayList<>();
-        for (JsonNode line : corpus) {
-            idLists.add(ints(line.get("ids")));
-        }
-        for (JsonNode c : readJsonl(oracle.resolve("tokenizer/decode_cases.jsonl"))) {
-            idLists.add(ints(c.get("ids")));
-        }
-        for (int[] ids : idLists) {
-            for (boolean skip : new boolean[] {false, true}) {
-                StreamingDecoder stream = tokenizer.streamingDecoder(skip);
-                StringBuilder text = new StringBuilder();
-                for (int id : ids) {
-                    text.append(stream.accept(id));
-                }
-                text.append(stream.finish());
-                assertEquals(tokenizer.decode(ids, skip), text.toString(), java.util.Arrays.toString(ids));
-            }
-        }
-        assertEquals(3300, idLists.size());
+        assertEquals(3300, OracleCorpus.checkStreaming(tokenizer, oracle.resolve("tokenizer/corpus.jsonl"),
+                oracle.resolve("tokenizer/decode_cases.jsonl")));
     }
 
     @Test
@@ -154,27 +108,12 @@ class TokenizerOracleTest {
 
     @Test
     void modelManifestPromptsAndGreedyContinuations() throws IOException {
-        JsonNode manifest = JSON.readTree(oracle.resolve("tiny-qwen2-realvocab/golden/manifest.json").toFile());
-        int prompts = 0;
-        for (JsonNode p : manifest.get("prompts")) {
-            String name = p.get("name").asText();
-            assertArrayEquals(ints(p.get("input_ids")), tokenizer.encode(p.get("text").asText()), name);
-            assertEquals(p.get("greedy_continuation_decoded").asText(),
-                    tokenizer.decode(ints(p.get("greedy_continuation")), false), name + " continuation");
-            prompts++;
-        }
-        System.out.println("tokenizer manifest prompts: " + prompts);
-        assertEquals(5, prompts);
+        assertEquals(5, OracleCorpus.checkManifest(tokenizer, oracle.resolve("tiny-qwen2-realvocab/golden/manifest.json")));
     }
 
     @Test
     void chatCasesEncodeToTheirExpectedIds() throws IOException {
-        List<JsonNode> cases = readJsonl(oracle.resolve("chat/cases.jsonl"));
-        for (JsonNode c : cases) {
-            assertArrayEquals(ints(c.get("expected_ids")), tokenizer.encode(c.get("expected_text").asText()),
-                    c.get("name").asText());
-        }
-        assertEquals(6, cases.size());
+        assertEquals(6, OracleCorpus.checkChatIds(tokenizer, oracle.resolve("chat/cases.jsonl")));
     }
 
     @Test

@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import qlab.engine.testing.Fixtures;
 
 /**
@@ -27,13 +26,7 @@ final class QuantVectors {
     }
 
     static Path dir() {
-        Path dir = Fixtures.root().resolve("ggml/quant-vectors");
-        if (!Files.isDirectory(dir)) {
-            String msg = "SKIPPED: ggml quant-vector fixtures not found at " + dir;
-            System.err.println("*** " + msg);
-            Assumptions.abort(msg);
-        }
-        return dir;
+        return Fixtures.ggml("quant-vectors");
     }
 
     /** Every set's golden outputs for {@code type} (e.g. "Q4_0"), with importance or without. */
