@@ -1,5 +1,9 @@
 package qlab.quant.format;
 
+import java.util.Optional;
+import qlab.quant.ggml.GgmlCodec;
+import qlab.quant.ggml.GgmlType;
+import qlab.quant.ggml.PlanarBlockCodec;
 import qlab.quant.kernel.CodeGrid;
 
 /**
@@ -14,5 +18,11 @@ public final class Q4_0Format extends BlockCodeFormat {
 
     public Q4_0Format(int group) {
         super("q4_0", group, DEFAULT_GROUP, CodeGrid.Q4, ScaleRule.SIGNED_MAX, new ScaleLayout.Fp16PerBlock(group));
+    }
+
+    /** At g = 32 a row is ggml's Q4_0 row with the fp16 scales gathered in front: the same bytes, moved. */
+    @Override
+    public Optional<GgmlCodec> ggml() {
+        return groupSize() == DEFAULT_GROUP ? Optional.of(PlanarBlockCodec.inOrder(GgmlType.Q4_0, 2, 16)) : Optional.empty();
     }
 }

@@ -1,5 +1,9 @@
 package qlab.quant.format;
 
+import java.util.Optional;
+import qlab.quant.ggml.GgmlCodec;
+import qlab.quant.ggml.GgmlType;
+import qlab.quant.ggml.PlanarBlockCodec;
 import qlab.quant.kernel.CodeGrid;
 
 /**
@@ -12,5 +16,11 @@ public final class Q8_0Format extends BlockCodeFormat {
 
     public Q8_0Format(int group) {
         super("q8_0", group, DEFAULT_GROUP, CodeGrid.INT8, ScaleRule.MAX_ABS, new ScaleLayout.Fp16PerBlock(group));
+    }
+
+    /** At g = 32 a row is ggml's Q8_0 row with the fp16 scales gathered in front: the same bytes, moved. */
+    @Override
+    public Optional<GgmlCodec> ggml() {
+        return groupSize() == DEFAULT_GROUP ? Optional.of(PlanarBlockCodec.inOrder(GgmlType.Q8_0, 2, 32)) : Optional.empty();
     }
 }
