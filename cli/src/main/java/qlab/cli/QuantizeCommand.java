@@ -17,6 +17,7 @@ import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
@@ -29,7 +30,7 @@ final class QuantizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "The original (f32/f16/bf16) model directory.")
+    @Option(names = "--model", required = true, description = "The original (f32/f16/bf16) model directory, or a GGUF file (dequantized to f32).")
     Path model;
 
     @Option(names = "--format", required = true,
@@ -90,10 +91,11 @@ final class QuantizeCommand implements Callable<Integer> {
                 plan = plan.with(r[0], r[1]);
             }
         }
-        if (Files.isRegularFile(model) && QuantizedCheckpoint.isQuantized(model)) {
+        if (Files.isRegularFile(model) && !GgufCheckpoint.isGguf(model) && QuantizedCheckpoint.isQuantized(model)) {
             throw new QlabException(model + " is already quantized; quantize from the original model directory");
         }
-        Model source = Model.load(model);
+        // A GGUF is dequantized to the f32 reference (exact for its F32/F16/BF16 tensors).
+        Model source = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true) : Model.load(model);
         ImportanceMatrix im = null;
         if (imatrix != null) {
             im = ImportanceMatrix.load(imatrix);

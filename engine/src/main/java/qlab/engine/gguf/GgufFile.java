@@ -202,6 +202,8 @@ public final class GgufFile {
         final String source;
         final MemorySegment seg;
         long pos;
+        final java.nio.charset.CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
 
         Cursor(String source, MemorySegment seg) {
             this.source = source;
@@ -255,8 +257,7 @@ public final class GgufFile {
             byte[] b = seg.asSlice(pos, len).toArray(ValueLayout.JAVA_BYTE);
             pos += len;
             try {
-                return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(java.nio.ByteBuffer.wrap(b)).toString();
+                return utf8.decode(java.nio.ByteBuffer.wrap(b)).toString();
             } catch (CharacterCodingException e) {
                 throw new QlabException(source + ": " + field + " is not valid UTF-8");
             }
