@@ -21,6 +21,7 @@ import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.quant.imatrix.LlamaImatrix;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
         description = {"Quantize a model's weight matrices into one memory-mappable checkpoint (safetensors container).",
@@ -65,7 +66,7 @@ final class QuantizeCommand implements Callable<Integer> {
     @Option(names = "--head", description = "Format of a separate (untied) LM head.")
     String head;
 
-    @Option(names = "--imatrix", description = "Importance matrix from qlab calibrate: weighted scale search.")
+    @Option(names = "--imatrix", description = "Importance matrix (qlab calibrate, or llama-imatrix's .gguf or .dat): weighted scale search.")
     Path imatrix;
 
     @Option(names = "--out", required = true, description = "Output file (.safetensors).")
@@ -98,7 +99,7 @@ final class QuantizeCommand implements Callable<Integer> {
         Model source = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true) : Model.load(model);
         ImportanceMatrix im = null;
         if (imatrix != null) {
-            im = ImportanceMatrix.load(imatrix);
+            im = LlamaImatrix.load(imatrix);
             im.checkAgainst(source.config(), imatrix);
         }
         long t0 = System.nanoTime();

@@ -37,6 +37,7 @@ import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.ThroughputSettings;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.quant.imatrix.LlamaImatrix;
 
 /**
  * The sweep worker backed by qlab's own engine, quantizers and measurements. Quality runs on all
@@ -112,7 +113,7 @@ public final class EngineEvaluator implements Evaluator {
         Model source = model(model.location());
         ImportanceMatrix im = null;
         if (importance != null) {
-            im = ImportanceMatrix.load(importance);
+            im = LlamaImatrix.load(importance);
             im.checkAgainst(source.config(), importance);
         }
         Model q = qlab.quant.checkpoint.QuantizedCheckpoint.quantize(source, plan, im, pool);
