@@ -9,15 +9,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import qlab.quant.Formats;
 import qlab.quant.QuantFormat;
 
 /**
- * Every format with a ggml type: its rows convert to ggml's blocks and back to the same bytes,
- * and ggml's own blocks (the quant-vectors goldens) read through the codec dequantize to exactly
- * what ggml's {@code to_float} gave.
+ * Every format with a ggml type: its rows convert to ggml's blocks and back to the same bytes.
+ * {@link #assertDequantizes}: ggml's own blocks (the quant-vectors goldens) read through the codec
+ * dequantize to exactly what ggml's {@code to_float} gave.
  */
 class GgmlCodecTest {
 
@@ -52,19 +50,6 @@ class GgmlCodecTest {
                     }
                     assertArrayEquals(q.toArray(ValueLayout.JAVA_BYTE), back.toArray(ValueLayout.JAVA_BYTE), f + " width " + cols);
                 }
-            }
-        }
-    }
-
-    /** ggml's blocks, read through the codec and dequantized by the format: ggml's to_float values, bit for bit. */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"q8_0", "q4_0"})
-    void ggmlBlocksDequantizeToGgmlsValues(String name) {
-        QuantFormat f = Formats.byName(name);
-        GgmlCodec codec = f.ggml().orElseThrow();
-        for (boolean imat : new boolean[] {false, true}) {
-            for (QuantVectors.Golden gold : QuantVectors.of(codec.type().name(), imat)) {
-                assertDequantizes(f, codec, gold);
             }
         }
     }
