@@ -100,6 +100,30 @@ class GgufCommandsTest {
         }
     }
 
+    @Test
+    void exportWritesAGgufFromADirectoryOrAGgufAndRefusesWhatGgmlCannotHold() throws Exception {
+        Path fromDir = tmp.resolve("a.gguf");
+        Path fromGguf = tmp.resolve("b.gguf");
+        CliRun a = CliRun.of("export", "--model", GgmlFixtures.model("tiny-k").toString(), "--format", "q8_0",
+                "--out", fromDir.toString(), "--threads", "1");
+        assertEquals(0, a.exit(), a.err());
+        assertTrue(a.err().contains("Q8_0=15"), a.err());
+        CliRun b = CliRun.of("export", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--format", "q8_0",
+                "--imatrix", GgmlFixtures.dir().resolve("imatrix/tiny-k.imatrix.gguf").toString(),
+                "--out", fromGguf.toString(), "--threads", "1");
+        assertEquals(0, b.exit(), b.err());
+        var fa = qlab.quant.checkpoint.GgufCheckpoint.open(fromDir);
+        var fb = qlab.quant.checkpoint.GgufCheckpoint.open(fromGguf);
+        for (String name : fa.tensors().keySet()) {
+            assertEquals(-1, fa.bytes(name).mismatch(fb.bytes(name)), name); // Q8_0 ignores importance, as ggml's does
+        }
+        CliRun r = CliRun.of("export", "--model", GgmlFixtures.model("tiny-k").toString(), "--format", "q4_8",
+                "--out", tmp.resolve("c.gguf").toString());
+        assertEquals(2, r.exit());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("formats that export: "), r.err());
+    }
+
     private Path write(String name, String content) throws Exception {
         Path p = tmp.resolve(name);
         Files.writeString(p, content);

@@ -80,4 +80,23 @@ public final class GgufModelConfig {
             throw new QlabException(f.source() + ": " + e.getMessage().replaceFirst("^config\\.json: ", ""));
         }
     }
+
+    /** The hyperparameter metadata llama.cpp's converter writes for {@code c} under architecture {@code a}. */
+    public static java.util.Map<String, GgufValue> metadata(GgufArchitecture a, ModelConfig c) {
+        String p = a.name() + ".";
+        java.util.Map<String, GgufValue> m = new java.util.LinkedHashMap<>();
+        m.put(p + "block_count", GgufValue.u32(c.numLayers()));
+        m.put(p + "context_length", GgufValue.u32(c.maxPositionEmbeddings()));
+        m.put(p + "embedding_length", GgufValue.u32(c.hiddenSize()));
+        m.put(p + "feed_forward_length", GgufValue.u32(c.intermediateSize()));
+        m.put(p + "attention.head_count", GgufValue.u32(c.numHeads()));
+        m.put(p + "attention.head_count_kv", GgufValue.u32(c.numKvHeads()));
+        if (c.headDim() * c.numHeads() != c.hiddenSize()) {
+            m.put(p + "attention.key_length", GgufValue.u32(c.headDim()));
+            m.put(p + "attention.value_length", GgufValue.u32(c.headDim()));
+        }
+        m.put(p + "rope.freq_base", GgufValue.f32(c.ropeTheta()));
+        m.put(p + "attention.layer_norm_rms_epsilon", GgufValue.f32(c.rmsNormEps()));
+        return m;
+    }
 }

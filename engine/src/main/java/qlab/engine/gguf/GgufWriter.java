@@ -62,6 +62,13 @@ public final class GgufWriter {
         return this;
     }
 
+    /** The little-endian bytes of F32 tensor data. */
+    public static MemorySegment f32(float[] v) {
+        ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+        b.asFloatBuffer().put(v);
+        return MemorySegment.ofArray(b.array());
+    }
+
     public void write(Path out) {
         byte[] head = header();
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-"

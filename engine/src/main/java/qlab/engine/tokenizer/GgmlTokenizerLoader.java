@@ -33,6 +33,15 @@ final class GgmlTokenizerLoader {
 
     private GgmlTokenizerLoader() {}
 
+    static java.util.Optional<String> preName(String splitPattern) {
+        return PRE.entrySet().stream().filter(e -> e.getValue().splitPattern().equals(splitPattern))
+                .map(Map.Entry::getKey).findFirst();
+    }
+
+    static java.util.Set<String> preNames() {
+        return new java.util.TreeSet<>(PRE.keySet());
+    }
+
     static Tokenizer build(String file, String model, List<String> tokens, int[] tokenTypes, List<String> merges, String pre) {
         if (!model.equals("gpt2")) {
             throw new QlabException(file + ": field \"tokenizer.ggml.model\" is \"" + model
@@ -40,8 +49,7 @@ final class GgmlTokenizerLoader {
         }
         PreTokenizer p = PRE.get(pre);
         if (p == null) {
-            throw new QlabException(file + ": field \"tokenizer.ggml.pre\" is \"" + pre + "\", supported: "
-                    + new java.util.TreeSet<>(PRE.keySet()));
+            throw new QlabException(file + ": field \"tokenizer.ggml.pre\" is \"" + pre + "\", supported: " + preNames());
         }
         if (tokenTypes != null && tokenTypes.length != tokens.size()) {
             throw new QlabException(file + ": field \"tokenizer.ggml.token_type\" has " + tokenTypes.length

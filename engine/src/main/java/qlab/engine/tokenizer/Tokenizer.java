@@ -69,6 +69,16 @@ public final class Tokenizer {
         return GgmlTokenizerLoader.build(file, model, tokens, tokenTypes, merges, pre);
     }
 
+    /** llama.cpp's name ({@code tokenizer.ggml.pre}) of the pre-tokenizer that splits by a tokenizer.json pattern. */
+    public static java.util.Optional<String> ggmlPreTokenizerName(String splitPattern) {
+        return GgmlTokenizerLoader.preName(splitPattern);
+    }
+
+    /** The {@code tokenizer.ggml.pre} names qlab reads and writes. */
+    public static java.util.Set<String> ggmlPreTokenizerNames() {
+        return GgmlTokenizerLoader.preNames();
+    }
+
     // ---------------------------------------------------------------- encoding
 
     /**

@@ -133,17 +133,11 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
         qlabMetadata.forEach((k, v) -> w.put(QLAB_KEY + k, GgufValue.string(v)));
         for (var e : new TreeMap<>(entries).entrySet()) {
             float[] s = e.getValue().sums();
-            w.tensor(e.getKey() + ".in_sum2", new long[] {s.length}, GgufTensorType.F32, 4L * s.length, () -> littleEndian(s));
+            w.tensor(e.getKey() + ".in_sum2", new long[] {s.length}, GgufTensorType.F32, 4L * s.length, () -> GgufWriter.f32(s));
             w.tensor(e.getKey() + ".counts", new long[] {1}, GgufTensorType.F32, 4,
-                    () -> littleEndian(new float[] {e.getValue().divisor()}));
+                    () -> GgufWriter.f32(new float[] {e.getValue().divisor()}));
         }
         w.write(out);
-    }
-
-    private static MemorySegment littleEndian(float[] v) {
-        ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
-        b.asFloatBuffer().put(v);
-        return MemorySegment.ofArray(b.array());
     }
 
     // ---------------------------------------------------------------- legacy .dat
