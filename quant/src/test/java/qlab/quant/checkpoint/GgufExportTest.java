@@ -22,6 +22,7 @@ import qlab.engine.model.Model;
 import qlab.engine.tensor.F32Matrix;
 import qlab.engine.testing.Fixtures;
 import qlab.engine.testing.GgmlFixtures;
+import qlab.engine.testing.TestModels;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.QuantizedMatrix;
 
@@ -114,6 +115,36 @@ class GgufExportTest {
         QlabException g = assertThrows(QlabException.class, () -> export("q8_0/g64", out));
         assertTrue(g.getMessage().contains("q8_0/g64"), g.getMessage());
         assertFalse(out.toFile().exists());
+    }
+
+    @Test
+    void aRowWidthThatIsNotAMultipleOfTheBlockIsRefusedUnlessTheSpecGivesItAnotherFormat() {
+        // intermediate 50: ffn_down rows hold 50 values, not a multiple of q4_0's 32
+        Model m = TestModels.write(TestModels.oneKvHead(), 3, tmp.resolve("kv1"));
+        Path out = tmp.resolve("kv1.gguf");
+        try (WorkerPool pool = new WorkerPool(2)) {
+            QlabException e = assertThrows(QlabException.class,
+                    () -> GgufExport.write(m, "kv1", QuantPlan.parse("q4_0"), null, Map.of(), pool, out));
+            assertTrue(e.getMessage().startsWith("tensor blk.0.ffn_down.weight has rows of 50 values"), e.getMessage());
+            GgufExport.write(m, "kv1", QuantPlan.parse("q4_0+mlp-down=f16"), null, Map.of(), pool, out);
+        }
+        assertEquals("F16", GgufCheckpoint.open(out).tensor("blk.1.ffn_down.weight").type().name());
+    }
+
+    @Test
+    void anUntiedF32ExportRunsBitwiseAsTheSourceModel() {
+        Model m = TestModels.write(TestModels.untiedGroup3(), 5, tmp.resolve("untied"));
+        Path out = tmp.resolve("untied.gguf");
+        try (WorkerPool pool = new WorkerPool(2)) {
+            GgufExport.write(m, "untied", QuantPlan.parse("f32"), null, Map.of(), pool, out);
+            Model back = GgufCheckpoint.load(out);
+            assertEquals(m.config().describe(), back.config().describe());
+            assertTrue(GgufCheckpoint.open(out).tensors().containsKey("output.weight"));
+            int[] tokens = {1, 7, 42, 299, 3};
+            var a = new qlab.engine.model.Transformer(m, pool);
+            var b = new qlab.engine.model.Transformer(back, pool);
+            assertArrayEquals(a.forward(tokens, a.newCache(8), true), b.forward(tokens, b.newCache(8), true));
+        }
     }
 
     @Test
