@@ -49,7 +49,7 @@ public final class GgufExport {
     }
 
     /** The tensor's format and codec, or a one-line refusal naming the tensor. */
-    private static GgmlCodec codecFor(String ggufName, QuantFormat format, int cols) {
+    private static GgmlCodec codecFor(String qlabName, String ggufName, QuantFormat format, int cols) {
         Optional<GgmlCodec> codec = format.ggml();
         if (codec.isEmpty()) {
             throw new QlabException("format " + format.label() + " (for " + ggufName + ") has no ggml type; formats that export: "
@@ -58,8 +58,8 @@ public final class GgufExport {
         GgmlType t = codec.get().type();
         if (cols % t.blockSize != 0) {
             throw new QlabException("tensor " + ggufName + " has rows of " + cols + " values, not a multiple of " + t
-                    + "'s block of " + t.blockSize + " (a GGUF cannot pad rows); give it another format in the spec, e.g. "
-                    + "+mlp-down=q8_0");
+                    + "'s block of " + t.blockSize + " (a GGUF cannot pad rows); give it another format in the spec, e.g. +"
+                    + QuantPlan.Role.of(qlabName).id() + "=f16");
         }
         return codec.get();
     }
@@ -105,7 +105,7 @@ public final class GgufExport {
                         + "; export from the original (f32/f16/bf16) model or a GGUF");
             }
             QuantFormat f = plan.choiceFor(e.getKey()).resolve();
-            codecFor(ggufName, f, e.getValue().cols());
+            codecFor(e.getKey(), ggufName, f, e.getValue().cols());
             formats.put(e.getKey(), f);
         }
         GgufWriter w = new GgufWriter(ALIGNMENT);
