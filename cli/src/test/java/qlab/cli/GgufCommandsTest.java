@@ -124,6 +124,29 @@ class GgufCommandsTest {
         assertTrue(r.err().contains("formats that export: "), r.err());
     }
 
+    @Test
+    void aSweepStartsFromAGgufDequantizedToTheF32Reference() throws Exception {
+        Path text = GgmlFixtures.home().resolve("datasets/eval/en-prose.txt");
+        Path f = write("gguf.yaml", """
+                qlab_sweep: 1
+                model: {path: %s}
+                formats: [q4_0]
+                group_sizes: [32]
+                threads: [1]
+                activations: [f32]
+                evaluation: {text: %s, ctx: 64, tokens: 256}
+                measurements: [quality]
+                """.formatted(GgmlFixtures.model("tiny-k.q8_0.gguf"), text));
+        Path out = tmp.resolve("sweep-out");
+        CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", tmp.resolve("cache").toString());
+        var rows = qlab.pipeline.results.ResultFiles.readRows(java.util.List.of(out));
+        assertEquals(0, c.exit(), c.err() + rows);
+        assertEquals(1, rows.size(), rows.toString());
+        assertTrue(rows.get(0).ok(), rows.toString());
+        assertEquals("tiny-k.q8_0.gguf (dequantized to f32)", rows.get(0).modelId());
+        assertTrue(rows.get(0).klMean() > 0, rows.toString());
+    }
+
     private Path write(String name, String content) throws Exception {
         Path p = tmp.resolve(name);
         Files.writeString(p, content);
