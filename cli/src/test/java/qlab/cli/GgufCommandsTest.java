@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import qlab.engine.testing.GgmlFixtures;
@@ -145,6 +146,20 @@ class GgufCommandsTest {
         assertTrue(rows.get(0).ok(), rows.toString());
         assertEquals("tiny-k.q8_0.gguf (dequantized to f32)", rows.get(0).modelId());
         assertTrue(rows.get(0).klMean() > 0, rows.toString());
+
+        Path dir = tmp.resolve("frontier");
+        CliCapture p = CliCapture.run("pareto", out.toString(), "--export-gguf", dir.toString(), "--model",
+                GgmlFixtures.model("tiny-k.q8_0.gguf").toString());
+        assertEquals(0, p.exit(), p.err());
+        try (var files = Files.list(dir)) {
+            List<Path> written = files.toList();
+            assertEquals(1, written.size(), written.toString());
+            assertEquals("Q4_0", qlab.quant.checkpoint.GgufCheckpoint.open(written.get(0)).tensor("blk.0.attn_q.weight")
+                    .type().name());
+        }
+        CliCapture noModel = CliCapture.run("pareto", out.toString(), "--export-gguf", dir.toString());
+        assertEquals(2, noModel.exit());
+        assertTrue(noModel.err().contains("--model"), noModel.err());
     }
 
     private Path write(String name, String content) throws Exception {

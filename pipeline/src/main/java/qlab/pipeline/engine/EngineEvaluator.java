@@ -136,7 +136,8 @@ public final class EngineEvaluator implements Evaluator {
     }
 
     /** The pipeline's mix (base format, one group size, per-class overrides) as a quantization plan. */
-    static QuantPlan plan(QuantSpec spec) {
+    /** The quantization plan of a sweep config: its group size applies to the overrides too. */
+    public static QuantPlan plan(QuantSpec spec) {
         StringBuilder text = new StringBuilder(withGroup(spec.format(), spec.groupSize()));
         spec.overrides().forEach((role, format) -> text.append('+').append(role).append('=').append(withGroup(format, spec.groupSize())));
         return QuantPlan.parse(text.toString());
