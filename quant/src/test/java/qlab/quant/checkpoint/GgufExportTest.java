@@ -70,6 +70,31 @@ class GgufExportTest {
         assertFalse(f.bool("tokenizer.ggml.add_bos_token", true));
     }
 
+    /**
+     * llama-quantize's legacy types on this model: every matrix in the type except token_embd, which
+     * its output-tensor rule puts in Q8_0 (recipes/*.json); without and with llama-imatrix's matrix
+     * (read from its GGUF file).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"Q4_0,false", "Q4_1,false", "Q5_0,false", "Q5_1,false", "Q8_0,true",
+        "Q4_0,true", "Q4_1,true", "Q5_0,true", "Q5_1,true"})
+    void legacyTypeExportsHaveLlamaQuantizesTensors(String type, boolean withImatrix) {
+        Path out = tmp.resolve(type + withImatrix + ".gguf");
+        var im = withImatrix ? qlab.quant.imatrix.LlamaImatrix.load(GgmlFixtures.dir().resolve("imatrix/tiny-k.imatrix.gguf")) : null;
+        try (WorkerPool pool = new WorkerPool(2)) {
+            GgufExport.write(tinyK, "tiny-k", QuantPlan.parse(type.toLowerCase() + "+emb=q8_0"), im,
+                    GgufTokenizer.metadataOf(GgmlFixtures.model("tiny-k")), pool, out);
+        }
+        GgufFile f = GgufCheckpoint.open(out);
+        JsonNode recipe = Fixtures.json(GgmlFixtures.dir().resolve("recipes/" + type + (withImatrix ? ".imatrix" : "") + ".json"));
+        for (JsonNode t : recipe.get("tensors")) {
+            GgufTensor g = f.tensor(t.get("name").asText());
+            assertEquals(t.get("type").asText(), g.type().name(), g.name());
+            assertEquals(t.get("sha256").asText(), GgufCheckpointTest.sha256(f.bytes(g.name())), type + " " + g.name());
+        }
+        assertEquals(recipe.get("metadata").get("general.file_type").asInt(), f.integer("general.file_type"));
+    }
+
     @Test
     void theTokenizerMetadataIsLlamaCppsConverters() {
         GgufFile ours = GgufCheckpoint.open(q8);
