@@ -9,7 +9,8 @@ import java.util.Optional;
  * How one llama.cpp architecture ({@code general.architecture}) maps onto qlab's model: the
  * tensor names on both sides. Hyperparameters are read by {@link GgufModelConfig} under the
  * architecture's prefix ({@code qwen2.block_count}, ...), the same keys for every architecture
- * here. Another architecture is one more entry in {@link #ALL} with its names as data.
+ * here. Another architecture is one more entry in {@link #ALL} with its names as data (plus, for
+ * llama, the inverse of the row permutation llama.cpp's converter applies to attn_q and attn_k).
  *
  * @param name the value of {@code general.architecture}
  * @param global tensors outside the layers: llama.cpp name to qlab (Hugging Face) name
