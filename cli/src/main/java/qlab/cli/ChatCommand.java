@@ -38,7 +38,7 @@ final class ChatCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file (with a tokenizer.json).")
+    @Option(names = "--model", required = true, description = "Model directory or quantized file (with a tokenizer.json), or a GGUF file.")
     Path model;
 
     @Option(names = "--template", paramLabel = "NAME", description = "Chat template to use instead of the model's own:"

@@ -5,6 +5,11 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import qlab.engine.QlabException;
+import qlab.pipeline.QuantSpec;
+import qlab.pipeline.engine.EngineEvaluator;
+import qlab.pipeline.pareto.ParetoFrontier;
+import qlab.quant.checkpoint.QuantPlan;
 import picocli.CommandLine.Parameters;
 import qlab.pipeline.pareto.FrontierTable;
 import qlab.pipeline.pareto.ResultHistory;
@@ -26,6 +31,16 @@ public final class ParetoCommand implements Callable<Integer> {
     @Option(names = "--all-rows", description = "Use every row, not only the newest row of each config.")
     boolean allRows;
 
+    @Option(names = "--export-gguf", paramLabel = "DIR",
+            description = "Write each config on the bits-per-weight vs KL frontier as a GGUF into DIR (needs --model).")
+    Path exportDir;
+
+    @Option(names = "--model", description = "With --export-gguf: the model the sweep quantized (directory or GGUF).")
+    Path model;
+
+    @Option(names = "--imatrix", description = "With --export-gguf: the importance matrix of the configs that used one.")
+    Path imatrix;
+
     @Override
     public Integer call() {
         List<ResultRow> rows = ResultFiles.readRows(paths);
@@ -38,6 +53,44 @@ public final class ParetoCommand implements Callable<Integer> {
                     allRows ? "" : ", newest row of each of " + used.size() + " configs");
             System.out.print(FrontierTable.text(used));
         }
+        if (exportDir != null) {
+            exportFrontier(used);
+        }
         return 0;
+    }
+
+    /**
+     * Exports the bits-per-weight vs KL frontier: one GGUF per distinct plan (a config measured
+     * with f32 and int8 activations is one file). Configs whose formats have no ggml type, or that
+     * used an importance matrix when none is given, are listed as skipped.
+     */
+    private void exportFrontier(List<ResultRow> used) {
+        if (model == null) {
+            throw new QlabException("--export-gguf needs --model, the model the sweep quantized (results record only its hash)");
+        }
+        List<ResultRow> frontier = ParetoFrontier.frontier(used, ParetoFrontier.BPW_KL);
+        java.util.Set<String> done = new java.util.LinkedHashSet<>();
+        for (ResultRow r : frontier) {
+            QuantPlan plan = EngineEvaluator.plan(new QuantSpec(r.format(), r.groupSize(), r.tensorOverrides()));
+            String key = plan + (r.imatrix() == null ? "" : " imx=" + r.imatrix());
+            if (!done.add(key)) {
+                continue;
+            }
+            if (r.imatrix() != null && imatrix == null) {
+                System.err.printf("skipped %s: it used importance matrix %s; give it with --imatrix%n", key, r.imatrix());
+                continue;
+            }
+            Path out = exportDir.resolve(key.replaceAll("[^A-Za-z0-9_.=+-]", "_") + ".gguf");
+            List<String> args = new java.util.ArrayList<>(List.of("export", "--model", model.toString(), "--format",
+                    plan.toString(), "--out", out.toString()));
+            if (r.imatrix() != null) {
+                args.addAll(List.of("--imatrix", imatrix.toString()));
+            }
+            java.io.StringWriter err = new java.io.StringWriter();
+            picocli.CommandLine cl = Main.commandLine();
+            cl.setErr(new java.io.PrintWriter(err, true));
+            int exit = cl.execute(args.toArray(new String[0]));
+            System.err.print(exit == 0 ? err : "skipped " + key + ": " + err.toString().replaceFirst("^qlab: ", ""));
+        }
     }
 }

@@ -9,8 +9,10 @@ import java.util.LinkedHashSet;
 import java.util.Optional;
 import java.util.Set;
 import qlab.engine.chat.ChatTemplate;
+import qlab.engine.gguf.GgufFile;
 import qlab.engine.sampling.GenerationDefaults;
 import qlab.engine.tokenizer.Tokenizer;
+import qlab.quant.checkpoint.GgufCheckpoint;
 
 /**
  * Tokens that end a generation: the model's eos_token_id list from generation_config.json when it
@@ -27,6 +29,15 @@ final class StopTokens {
 
     static Set<Integer> forModel(Path model, Optional<Tokenizer> tokenizer, Optional<ChatTemplate> template) {
         Set<Integer> stops = new LinkedHashSet<>();
+        if (GgufCheckpoint.isGguf(model)) {
+            GgufFile f = GgufCheckpoint.open(model);
+            if (f.has("tokenizer.ggml.eos_token_id")) {
+                stops.add((int) f.integer("tokenizer.ggml.eos_token_id"));
+            }
+            if (f.has("tokenizer.ggml.eot_token_id")) {
+                stops.add((int) f.integer("tokenizer.ggml.eot_token_id"));
+            }
+        }
         Path dir = TextTokens.directory(model);
         GenerationDefaults.readFromModelDirectory(dir).ifPresent(d -> {
             if (d.eosTokenIds() != null) {

@@ -273,6 +273,11 @@ final class TokenizerJsonLoader {
         if (vocab == null) {
             throw error("model.vocab", "is missing");
         }
+        if (mergeLeft == null) {
+            throw error("model.merges", "is missing");
+        }
+        MergeTable merges = resolveMerges(vocab, mergeLeft, mergeRight, file, "model.merges", "model.vocab");
+
         List<TextNormalizer> normalizations = new ArrayList<>();
         readNormalizer(root.get("normalizer"), "normalizer", normalizations);
         List<PieceSplitter> preTokenizers = new ArrayList<>();
@@ -285,16 +290,8 @@ final class TokenizerJsonLoader {
         if (byteLevel) {
             // unk_token, fuse_unk and byte_fallback only act on characters missing from the vocabulary;
             // a byte-level vocabulary has all 256 byte symbols (checked here), so they can never act.
-            int[] byteSymbol = new int[256];
-            for (int b = 0; b < 256; b++) {
-                Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
-                if (id == null) {
-                    throw error("model.vocab", "lacks the byte-level symbol for byte " + b
-                            + " (\"" + ByteLevelAlphabet.charOf(b) + "\"); only complete byte-level vocabularies are supported");
-                }
-                byteSymbol[b] = id;
-            }
-            bpe = new BpeModel(vocab, byteSymbol, resolveMerges(), ignoreMerges);
+            int[] byteSymbol = byteSymbols(vocab, file, "model.vocab");
+            bpe = new BpeModel(vocab, byteSymbol, merges, ignoreMerges);
         } else {
             int[] byteToken = null;
             boolean allBytes = false;
@@ -317,7 +314,7 @@ final class TokenizerJsonLoader {
                 }
                 unkId = id == null ? -1 : id;
             }
-            bpe = new BpeModel(vocab, new CharSymbols(vocab, byteToken, unkId, fuseUnk), resolveMerges(), ignoreMerges);
+            bpe = new BpeModel(vocab, new CharSymbols(vocab, byteToken, unkId, fuseUnk), merges, ignoreMerges);
         }
 
         // Added tokens; their ids may extend past the vocabulary.
@@ -406,14 +403,27 @@ final class TokenizerJsonLoader {
                 specialAround[0], specialAround[1]);
     }
 
-    private static String showString(String s) {
+    static String showString(String s) {
         return new com.fasterxml.jackson.databind.node.TextNode(s).toString();
     }
 
-    private MergeTable resolveMerges() {
-        if (mergeLeft == null) {
-            throw error("model.merges", "is missing");
+    /** The id of each byte's byte-level symbol; a vocabulary lacking one is refused. */
+    static int[] byteSymbols(Map<String, Integer> vocab, String file, String field) {
+        int[] byteSymbol = new int[256];
+        for (int b = 0; b < 256; b++) {
+            Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
+            if (id == null) {
+                throw new QlabException(file + ": field \"" + field + "\" lacks the byte-level symbol for byte " + b
+                        + " (\"" + ByteLevelAlphabet.charOf(b) + "\"); only complete byte-level vocabularies are supported");
+            }
+            byteSymbol[b] = id;
         }
+        return byteSymbol;
+    }
+
+    /** The merge rules by rank; each side and their concatenation must be in the vocabulary. */
+    static MergeTable resolveMerges(Map<String, Integer> vocab, List<String> mergeLeft, List<String> mergeRight,
+            String file, String field, String vocabField) {
         MergeTable table = new MergeTable(mergeLeft.size());
         for (int rank = 0; rank < mergeLeft.size(); rank++) {
             String left = mergeLeft.get(rank);
@@ -423,7 +433,8 @@ final class TokenizerJsonLoader {
             Integer merged = vocab.get(left + right);
             if (l == null || r == null || merged == null) {
                 String missing = l == null ? left : r == null ? right : left + right;
-                throw error("model.merges[" + rank + "]", "uses " + showString(missing) + ", which is not in model.vocab");
+                throw new QlabException(file + ": field \"" + field + "[" + rank + "]\" uses " + showString(missing)
+                        + ", which is not in " + vocabField);
             }
             table.put(l, r, rank, merged);
         }

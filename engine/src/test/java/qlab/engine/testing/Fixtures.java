@@ -40,9 +40,14 @@ public final class Fixtures {
         return require(oracle().resolve(Path.of(first, more)), Boolean.getBoolean(OPTIONAL_PROPERTY));
     }
 
+    /** The llama.cpp (ggml) fixtures' directory, required like the oracle's. */
+    public static Path ggml() {
+        return require(root().resolve("ggml"), Boolean.getBoolean(OPTIONAL_PROPERTY));
+    }
+
     /** A file or directory under the llama.cpp (ggml) fixtures, required like the oracle's. */
     public static Path ggml(String first, String... more) {
-        return require(root().resolve("ggml").resolve(Path.of(first, more)), Boolean.getBoolean(OPTIONAL_PROPERTY));
+        return require(ggml().resolve(Path.of(first, more)), Boolean.getBoolean(OPTIONAL_PROPERTY));
     }
 
     static Path oracle(Path root, boolean optional) {
