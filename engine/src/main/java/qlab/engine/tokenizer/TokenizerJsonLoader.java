@@ -273,11 +273,6 @@ final class TokenizerJsonLoader {
         if (vocab == null) {
             throw error("model.vocab", "is missing");
         }
-        if (mergeLeft == null) {
-            throw error("model.merges", "is missing");
-        }
-        MergeTable merges = resolveMerges(vocab, mergeLeft, mergeRight, file, "model.merges", "model.vocab");
-
         List<TextNormalizer> normalizations = new ArrayList<>();
         readNormalizer(root.get("normalizer"), "normalizer", normalizations);
         List<PieceSplitter> preTokenizers = new ArrayList<>();
@@ -291,7 +286,7 @@ final class TokenizerJsonLoader {
             // unk_token, fuse_unk and byte_fallback only act on characters missing from the vocabulary;
             // a byte-level vocabulary has all 256 byte symbols (checked here), so they can never act.
             int[] byteSymbol = byteSymbols(vocab, file, "model.vocab");
-            bpe = new BpeModel(vocab, byteSymbol, merges, ignoreMerges);
+            bpe = new BpeModel(vocab, byteSymbol, merges(), ignoreMerges);
         } else {
             int[] byteToken = null;
             boolean allBytes = false;
@@ -314,7 +309,7 @@ final class TokenizerJsonLoader {
                 }
                 unkId = id == null ? -1 : id;
             }
-            bpe = new BpeModel(vocab, new CharSymbols(vocab, byteToken, unkId, fuseUnk), merges, ignoreMerges);
+            bpe = new BpeModel(vocab, new CharSymbols(vocab, byteToken, unkId, fuseUnk), merges(), ignoreMerges);
         }
 
         // Added tokens; their ids may extend past the vocabulary.
@@ -401,6 +396,13 @@ final class TokenizerJsonLoader {
                 new AddedTokenMatcher(normContents, normIds, normLstrip, normRstrip),
                 normalizations, preTokenizers, bpe, tokenIds, tokenTexts, special, decoderChain,
                 specialAround[0], specialAround[1]);
+    }
+
+    private MergeTable merges() {
+        if (mergeLeft == null) {
+            throw error("model.merges", "is missing");
+        }
+        return resolveMerges(vocab, mergeLeft, mergeRight, file, "model.merges", "model.vocab");
     }
 
     static String showString(String s) {
