@@ -19,6 +19,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import qlab.engine.train.ComputePeak;
 import qlab.engine.util.WorkerPool;
 
 /**
@@ -88,23 +89,13 @@ public class ComputePeakBenchmark {
     }
 
     /**
-     * Twelve chains of a = x × y + a in f32: one vfmadd each per step, the chain running through the
+     * Twelve chains of a = x × y + a in f32 ({@link ComputePeak#fmaChains}, which training's
+     * fraction-of-peak figure measures too): one vfmadd each per step, the chain running through the
      * addend as a kernel's accumulators do (through the multiplicand, a = a × y + z, the same loop
      * measured a third slower here: 33.8 against 49.6 G/s on one thread).
      */
     static float fmaChains(int steps, float seed) {
-        FloatVector x = FloatVector.broadcast(FLOATS, 0.5f);
-        FloatVector y = FloatVector.broadcast(FLOATS, 0.001f);
-        FloatVector a0 = FloatVector.broadcast(FLOATS, seed), a1 = a0.add(1), a2 = a0.add(2), a3 = a0.add(3);
-        FloatVector a4 = a0.add(4), a5 = a0.add(5), a6 = a0.add(6), a7 = a0.add(7);
-        FloatVector a8 = a0.add(8), a9 = a0.add(9), a10 = a0.add(10), a11 = a0.add(11);
-        for (int i = 0; i < steps; i++) {
-            a0 = x.fma(y, a0); a1 = x.fma(y, a1); a2 = x.fma(y, a2); a3 = x.fma(y, a3);
-            a4 = x.fma(y, a4); a5 = x.fma(y, a5); a6 = x.fma(y, a6); a7 = x.fma(y, a7);
-            a8 = x.fma(y, a8); a9 = x.fma(y, a9); a10 = x.fma(y, a10); a11 = x.fma(y, a11);
-        }
-        return a0.add(a1).add(a2).add(a3).add(a4).add(a5).add(a6).add(a7).add(a8).add(a9).add(a10).add(a11)
-                .reduceLanes(VectorOperators.ADD);
+        return ComputePeak.fmaChains(steps, seed);
     }
 
     /** Twelve chains of a = a × y + z in 16-bit lanes (wrapping): one vpmullw and one vpaddw each per step. */
