@@ -1,6 +1,9 @@
 package qlab.engine.train;
 
-import static qlab.engine.model.ModelManifest.layer;
+import static qlab.engine.tensor.VectorSupport.F;
+import static qlab.engine.tensor.VectorSupport.LANES;
+
+import jdk.incubator.vector.FloatVector;
 
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
@@ -486,19 +489,22 @@ public final class TrainingModel {
      * position's angle; {@code inverse} rotates back (the transpose), which is the backward pass.
      */
     private void rope(float[] a, int nHeads, int n, boolean inverse) {
+        pool.forRange(n, 16, (from, to) -> ropeRows(a, nHeads, inverse ? -1f : 1f, from, to));
+    }
+
+    private void ropeRows(float[] a, int nHeads, float sign, int from, int to) {
         int hd = c.headDim();
         int half = hd / 2;
         int width = nHeads * hd;
-        float sign = inverse ? -1f : 1f;
-        for (int row = 0; row < n; row++) {
-            int to = (row % len) * half;
+        for (int row = from; row < to; row++) {
+            int table = (row % len) * half;
             for (int h = 0; h < nHeads; h++) {
                 int b = row * width + h * hd;
                 for (int i = 0; i < half; i++) {
                     float x1 = a[b + i];
                     float x2 = a[b + i + half];
-                    float cs = cos[to + i];
-                    float sn = sign * sin[to + i];
+                    float cs = cos[table + i];
+                    float sn = sign * sin[table + i];
                     a[b + i] = x1 * cs - x2 * sn;
                     a[b + i + half] = x2 * cs + x1 * sn;
                 }
@@ -506,18 +512,39 @@ public final class TrainingModel {
         }
     }
 
-    /** out = silu(g) × u = g / (1 + e^−g) × u. */
-    private static void siluMul(float[] g, float[] u, float[] out, int n) {
-        for (int i = 0; i < n; i++) {
-            float gi = g[i];
-            out[i] = gi / (1f + VectorSupport.exp(-gi)) * u[i];
-        }
+    /** out = silu(g) × u = g / (1 + e^−g) × u, with the engine's exp (vector and scalar give the same bits). */
+    private void siluMul(float[] g, float[] u, float[] out, int n) {
+        pool.forRange(n, 1024, (from, to) -> {
+            int i = from;
+            if (VectorSupport.ENABLED) {
+                for (; i + LANES <= to; i += LANES) {
+                    FloatVector gv = FloatVector.fromArray(F, g, i);
+                    FloatVector sig = VectorSupport.exp(gv.neg()).add(1f);
+                    gv.div(sig).mul(FloatVector.fromArray(F, u, i)).intoArray(out, i);
+                }
+            }
+            for (; i < to; i++) {
+                float gi = g[i];
+                out[i] = gi / (1f + VectorSupport.exp(-gi)) * u[i];
+            }
+        });
     }
 
     /** Given dOut in dg's place: dg := dOut u σ(g)(1 + g(1 − σ(g))), du := dOut silu(g). */
     private void siluMulBackward(float[] g, float[] u, float[] dg, float[] du, int n) {
         pool.forRange(n, 1024, (from, to) -> {
-            for (int i = from; i < to; i++) {
+            int i = from;
+            if (VectorSupport.ENABLED) {
+                FloatVector one = FloatVector.broadcast(F, 1f);
+                for (; i + LANES <= to; i += LANES) {
+                    FloatVector gv = FloatVector.fromArray(F, g, i);
+                    FloatVector sig = one.div(VectorSupport.exp(gv.neg()).add(1f));
+                    FloatVector d = FloatVector.fromArray(F, dg, i);
+                    d.mul(gv).mul(sig).intoArray(du, i);
+                    d.mul(FloatVector.fromArray(F, u, i)).mul(sig).mul(gv.mul(one.sub(sig)).add(1f)).intoArray(dg, i);
+                }
+            }
+            for (; i < to; i++) {
                 float gi = g[i];
                 float sig = 1f / (1f + VectorSupport.exp(-gi));
                 float d = dg[i];
