@@ -57,6 +57,10 @@ public final class TrainRun {
     public static Result run(Request r, Trainer.Progress progress, Consumer<String> log) {
         long t0 = System.nanoTime();
         TrainOptions o = r.options();
+        Path ckpt = r.out().resolve(CHECKPOINT);
+        if (r.resume() && !Files.isRegularFile(ckpt)) {
+            throw new QlabException(ckpt + ": no checkpoint to resume from");
+        }
         List<DataFile> files = read(r.data());
         try {
             Files.createDirectories(r.out());
@@ -73,7 +77,6 @@ public final class TrainRun {
         log.accept(String.format("data: %d file(s), %,d training tokens, %,d validation tokens; model %,d parameters",
                 files.size(), train.length, validation.length, config.parameterCount()));
 
-        Path ckpt = r.out().resolve(CHECKPOINT);
         try (WorkerPool pool = new WorkerPool(r.threads())) {
             double peak = r.peakMacs().isPresent() ? r.peakMacs().getAsDouble() : ComputePeak.measure(pool, 3);
             Trainer trainer = r.resume()
