@@ -213,7 +213,6 @@ public final class TrainingModel {
         float[] pl = prob[l];
         float[] al = att[l];
         pool.forRange(seqs * heads, 1, (from, to) -> {
-            float[] weights = new float[len];
             for (int task = from; task < to; task++) {
                 int s = task / heads;
                 int h = task % heads;
@@ -238,9 +237,8 @@ public final class TrainingModel {
                     float inv = 1f / sum;
                     for (int j = 0; j <= t; j++) {
                         pl[po + j] *= inv;
-                        weights[j] = pl[po + j];
                     }
-                    FloatKernels.weightedRows(weights, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
+                    FloatKernels.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
                 }
             }
         });
@@ -355,6 +353,11 @@ public final class TrainingModel {
      * Attention's backward pass for layer l, given dAtt (n, qDim): dq (n, qDim) into {@code dq}, dk
      * and dv (n, kvDim) into the fields. One task per (sequence, KV head) owns that KV head's dk and
      * dv rows and the dq of the query heads it serves, so nothing is shared between tasks.
+     *
+     * <p>Per query head, dS = P ⊙ (dP − rowsum(P ⊙ dP)) with dP = dO Vᵀ is formed whole and kept
+     * transposed beside Pᵀ, so that dk_j = scale Σ_t dS[t, j] q_t and dv_j = Σ_t P[t, j] dO_t are each
+     * one weighted sum of rows with the sums in registers ({@link FloatKernels#weightedRows}), not
+     * one axpy per (t, j) through memory.
      */
     private void attentionBackward(int l, float[] dAtt, float[] dq) {
         int heads = c.numHeads();
@@ -368,6 +371,9 @@ public final class TrainingModel {
         float[] pl = prob[l];
         pool.forRange(seqs * kvHeads, 1, (from, to) -> {
             float[] ds = new float[len];
+            float[] dsT = new float[len * len]; // dsT[j * len + t] = dS[t, j], t >= j
+            float[] pT = new float[len * len];  // pT[j * len + t] = P[t, j], t >= j
+            float[] sum = new float[hd];
             for (int task = from; task < to; task++) {
                 int s = task / kvHeads;
                 int kvh = task % kvHeads;
@@ -377,9 +383,9 @@ public final class TrainingModel {
                     java.util.Arrays.fill(dV, kBase + t * kvd, kBase + t * kvd + hd, 0f);
                 }
                 for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                    int qBase = s * len * qd + h * hd;
                     for (int t = 0; t < len; t++) {
-                        int row = s * len + t;
-                        int qo = row * qd + h * hd;
+                        int qo = qBase + t * qd;
                         int po = ((s * heads + h) * len + t) * len;
                         // dP_j = dO · v_j; dS_j = P_j (dP_j − Σ_i P_i dP_i)
                         float dot = 0;
@@ -389,14 +395,20 @@ public final class TrainingModel {
                         }
                         for (int j = 0; j <= t; j++) {
                             ds[j] = pl[po + j] * (ds[j] - dot);
+                            dsT[j * len + t] = ds[j];
+                            pT[j * len + t] = pl[po + j];
                         }
                         // dq = scale Σ_j dS_j k_j
                         FloatKernels.weightedRows(ds, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
-                        // dk_j += scale dS_j q; dv_j += P_j dO
-                        for (int j = 0; j <= t; j++) {
-                            FloatKernels.axpy(scale * ds[j], ql, qo, dK, kBase + j * kvd, hd);
-                            FloatKernels.axpy(pl[po + j], dAtt, qo, dV, kBase + j * kvd, hd);
-                        }
+                    }
+                    // dk_j += scale Σ_{t>=j} dS[t, j] q_t;  dv_j += Σ_{t>=j} P[t, j] dO_t
+                    for (int j = 0; j < len; j++) {
+                        int rows = len - j;
+                        int at = kBase + j * kvd;
+                        FloatKernels.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
+                        FloatKernels.axpy(1f, sum, 0, dK, at, hd);
+                        FloatKernels.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
+                        FloatKernels.axpy(1f, sum, 0, dV, at, hd);
                     }
                 }
             }
