@@ -228,16 +228,8 @@ public final class TrainingModel {
                         pl[po + j] = sc;
                         max = Math.max(max, sc);
                     }
-                    float sum = 0;
-                    for (int j = 0; j <= t; j++) {
-                        float e = VectorSupport.exp(pl[po + j] - max);
-                        pl[po + j] = e;
-                        sum += e;
-                    }
-                    float inv = 1f / sum;
-                    for (int j = 0; j <= t; j++) {
-                        pl[po + j] *= inv;
-                    }
+                    float inv = 1f / expShifted(pl, po, t + 1, max);
+                    scale(pl, po, t + 1, inv);
                     FloatKernels.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
                 }
             }
@@ -245,8 +237,8 @@ public final class TrainingModel {
     }
 
     /**
-     * Token losses −log softmax(logits)[target], summed in row order; with {@code gradient}, the
-     * logits are replaced by lossScale × (softmax − one-hot).
+     * Token losses −log softmax(logits)[target], summed in row order. The logits are overwritten:
+     * with {@code gradient}, by their gradient lossScale × (softmax − one-hot).
      */
     private double crossEntropy(float lossScale, boolean gradient) {
         int n = rows;
@@ -258,21 +250,11 @@ public final class TrainingModel {
                 for (int j = 0; j < vocab; j++) {
                     max = Math.max(max, logits[o + j]);
                 }
-                double sum = 0;
                 float target = logits[o + targets[t]];
-                for (int j = 0; j < vocab; j++) {
-                    float e = VectorSupport.exp(logits[o + j] - max);
-                    sum += e;
-                    if (gradient) {
-                        logits[o + j] = e;
-                    }
-                }
+                float sum = expShifted(logits, o, vocab, max);
                 perRow[t] = Math.log(sum) + max - target;
                 if (gradient) {
-                    float inv = (float) (lossScale / sum);
-                    for (int j = 0; j < vocab; j++) {
-                        logits[o + j] *= inv;
-                    }
+                    scale(logits, o, vocab, lossScale / sum);
                     logits[o + targets[t]] -= lossScale;
                 }
             }
@@ -521,6 +503,41 @@ public final class TrainingModel {
                     a[b + i + half] = x2 * cs + x1 * sn;
                 }
             }
+        }
+    }
+
+    /** a[off + j] = e^(a[off + j] − max) for j < len; returns their sum (lanes, folded in a fixed order, then the tail). */
+    private static float expShifted(float[] a, int off, int len, float max) {
+        float sum = 0;
+        int j = 0;
+        if (VectorSupport.ENABLED) {
+            FloatVector m = FloatVector.broadcast(F, max);
+            FloatVector acc = FloatVector.zero(F);
+            for (; j + LANES <= len; j += LANES) {
+                FloatVector e = VectorSupport.exp(FloatVector.fromArray(F, a, off + j).sub(m));
+                e.intoArray(a, off + j);
+                acc = acc.add(e);
+            }
+            sum = VectorSupport.sum(acc);
+        }
+        for (; j < len; j++) {
+            float e = VectorSupport.exp(a[off + j] - max);
+            a[off + j] = e;
+            sum += e;
+        }
+        return sum;
+    }
+
+    /** a[off + j] *= factor for j < len. */
+    private static void scale(float[] a, int off, int len, float factor) {
+        int j = 0;
+        if (VectorSupport.ENABLED) {
+            for (; j + LANES <= len; j += LANES) {
+                FloatVector.fromArray(F, a, off + j).mul(factor).intoArray(a, off + j);
+            }
+        }
+        for (; j < len; j++) {
+            a[off + j] *= factor;
         }
     }
 
