@@ -69,14 +69,8 @@ public final class FloatKernels {
      * both to reach the cache instead of being forwarded.
      */
     public static void weightedRows(float[] w, int rows, float scale, float[] x, int xo, int stride, float[] y, int yo, int n) {
-        weightedRows(w, 0, rows, scale, x, xo, stride, y, yo, n);
-    }
-
-    /** {@link #weightedRows(float[], int, float, float[], int, int, float[], int, int)} with the weights at w[wo ..]. */
-    public static void weightedRows(float[] w, int wo, int rows, float scale, float[] x, int xo, int stride, float[] y, int yo,
-                                    int n) {
         if (!VectorSupport.ENABLED) {
-            weightedRowsScalar(w, wo, rows, scale, x, xo, stride, y, yo, n);
+            weightedRowsScalar(w, rows, scale, x, xo, stride, y, yo, n);
             return;
         }
         int i = 0;
@@ -86,7 +80,7 @@ public final class FloatKernels {
             FloatVector a2 = a0;
             FloatVector a3 = a0;
             for (int j = 0; j < rows; j++) {
-                FloatVector s = FloatVector.broadcast(F, w[wo + j] * scale);
+                FloatVector s = FloatVector.broadcast(F, w[j] * scale);
                 int o = xo + j * stride + i;
                 a0 = FloatVector.fromArray(F, x, o).fma(s, a0);
                 a1 = FloatVector.fromArray(F, x, o + LANES).fma(s, a1);
@@ -101,28 +95,23 @@ public final class FloatKernels {
         for (; i + LANES <= n; i += LANES) {
             FloatVector a0 = FloatVector.zero(F);
             for (int j = 0; j < rows; j++) {
-                a0 = FloatVector.fromArray(F, x, xo + j * stride + i).fma(FloatVector.broadcast(F, w[wo + j] * scale), a0);
+                a0 = FloatVector.fromArray(F, x, xo + j * stride + i).fma(FloatVector.broadcast(F, w[j] * scale), a0);
             }
             a0.intoArray(y, yo + i);
         }
         for (; i < n; i++) {
             float acc = 0;
             for (int j = 0; j < rows; j++) {
-                acc = Math.fma(w[wo + j] * scale, x[xo + j * stride + i], acc);
+                acc = Math.fma(w[j] * scale, x[xo + j * stride + i], acc);
             }
             y[yo + i] = acc;
         }
     }
 
     public static void weightedRowsScalar(float[] w, int rows, float scale, float[] x, int xo, int stride, float[] y, int yo, int n) {
-        weightedRowsScalar(w, 0, rows, scale, x, xo, stride, y, yo, n);
-    }
-
-    public static void weightedRowsScalar(float[] w, int wo, int rows, float scale, float[] x, int xo, int stride, float[] y,
-                                          int yo, int n) {
         java.util.Arrays.fill(y, yo, yo + n, 0f);
         for (int j = 0; j < rows; j++) {
-            axpyScalar(w[wo + j] * scale, x, xo + j * stride, y, yo, n);
+            axpyScalar(w[j] * scale, x, xo + j * stride, y, yo, n);
         }
     }
 }

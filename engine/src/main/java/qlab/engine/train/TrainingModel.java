@@ -230,7 +230,7 @@ public final class TrainingModel {
                     }
                     float inv = 1f / expShifted(pl, po, t + 1, max);
                     scale(pl, po, t + 1, inv);
-                    FloatKernels.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
+                    RowSums.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
                 }
             }
         });
@@ -338,7 +338,7 @@ public final class TrainingModel {
      *
      * <p>Per query head, dS = P ⊙ (dP − rowsum(P ⊙ dP)) with dP = dO Vᵀ is formed whole and kept
      * transposed beside Pᵀ, so that dk_j = scale Σ_t dS[t, j] q_t and dv_j = Σ_t P[t, j] dO_t are each
-     * one weighted sum of rows with the sums in registers ({@link FloatKernels#weightedRows}), not
+     * one weighted sum of rows with the sums in registers ({@link RowSums}), not
      * one axpy per (t, j) through memory.
      */
     private void attentionBackward(int l, float[] dAtt, float[] dq) {
@@ -381,15 +381,15 @@ public final class TrainingModel {
                             pT[j * len + t] = pl[po + j];
                         }
                         // dq = scale Σ_j dS_j k_j
-                        FloatKernels.weightedRows(ds, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
+                        RowSums.weightedRows(ds, 0, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
                     }
                     // dk_j += scale Σ_{t>=j} dS[t, j] q_t;  dv_j += Σ_{t>=j} P[t, j] dO_t
                     for (int j = 0; j < len; j++) {
                         int rows = len - j;
                         int at = kBase + j * kvd;
-                        FloatKernels.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
+                        RowSums.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
                         FloatKernels.axpy(1f, sum, 0, dK, at, hd);
-                        FloatKernels.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
+                        RowSums.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
                         FloatKernels.axpy(1f, sum, 0, dV, at, hd);
                     }
                 }

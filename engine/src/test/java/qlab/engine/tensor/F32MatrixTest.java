@@ -171,15 +171,6 @@ class F32MatrixTest {
                 }
                 assertArrayEquals(scalar, fast, n + " wide, " + rows + " rows");
                 assertArrayEquals(viaAxpy, fast, n + " wide, " + rows + " rows (axpy)");
-                // The same weights read from an offset.
-                float[] shifted = new float[w.length + 3];
-                System.arraycopy(w, 0, shifted, 3, w.length);
-                float[] offset = random(n + 4, 3);
-                float[] offsetScalar = offset.clone();
-                FloatKernels.weightedRows(shifted, 3, rows, 0.77f, x, 5, stride, offset, 2, n);
-                FloatKernels.weightedRowsScalar(shifted, 3, rows, 0.77f, x, 5, stride, offsetScalar, 2, n);
-                assertArrayEquals(fast, offset, n + " wide, " + rows + " rows (weights at an offset)");
-                assertArrayEquals(fast, offsetScalar, n + " wide, " + rows + " rows (scalar, weights at an offset)");
             }
         }
     }

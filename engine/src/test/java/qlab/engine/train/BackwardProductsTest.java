@@ -8,7 +8,8 @@ import qlab.engine.util.WorkerPool;
 
 class BackwardProductsTest {
 
-    private static float[] random(int n, long seed) {
+    /** Uniform in [-1, 1), from a seed. */
+    static float[] random(int n, long seed) {
         SplitMix64 r = new SplitMix64(seed);
         float[] a = new float[n];
         for (int i = 0; i < n; i++) {
