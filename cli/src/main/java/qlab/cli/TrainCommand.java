@@ -118,24 +118,10 @@ final class TrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         var err = spec.commandLine().getErr();
-        TrainOptions options = new TrainOptions(steps, batchTokens, seqLen, lr, warmup, weightDecay, seed, minLrRatio,
-                clip, evalEvery, evalTokens, checkpointEvery, Math.min(microTokens, batchTokens));
-        TrainRun.Shape s = shape.preset != null ? new TrainRun.Shape(TrainPreset.byId(shape.preset), null)
-                : new TrainRun.Shape(null, shape.config);
-        int t = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-        if (t < 1) {
-            throw new QlabException("train: --threads must be at least 1, got " + t);
-        }
-        DType d = switch (dtype.toLowerCase(Locale.ROOT)) {
-            case "bf16" -> DType.BF16;
-            case "f32" -> DType.F32;
-            default -> throw new QlabException("train: --dtype is \"" + dtype + "\"; use bf16 or f32");
-        };
         if (logEvery < 1) {
             throw new QlabException("train: --log-every must be positive, got " + logEvery);
         }
-        TrainRun.Request request = new TrainRun.Request(s, dataFiles(), tokenizer.dir, tokenizer.vocab, options, t, out,
-                resume, d, peakGmacs == null ? OptionalDouble.empty() : OptionalDouble.of(peakGmacs * 1e9));
+        TrainRun.Request request = request();
         TrainRun.Result r = TrainRun.run(request, (trainer, p, eval) -> {
             if (p.step() % logEvery == 0 || eval != null || p.step() == 1 || p.step() == trainer.options().steps()) {
                 err.println(progressLine(trainer, p, eval));
@@ -155,6 +141,25 @@ final class TrainCommand implements Callable<Integer> {
                 out, tr.step(), r.wallNanos() / 1e9, tr.tokensPerSecond(), productRate / 1e9,
                 100 * productRate / r.peakMacs(), r.peakMacs() / 1e9);
         return 0;
+    }
+
+    /** The run the options describe (the options checked, the data files found). */
+    TrainRun.Request request() {
+        TrainOptions options = new TrainOptions(steps, batchTokens, seqLen, lr, warmup, weightDecay, seed, minLrRatio,
+                clip, evalEvery, evalTokens, checkpointEvery, Math.min(microTokens, batchTokens));
+        TrainRun.Shape s = shape.preset != null ? new TrainRun.Shape(TrainPreset.byId(shape.preset), null)
+                : new TrainRun.Shape(null, shape.config);
+        int t = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+        if (t < 1) {
+            throw new QlabException("train: --threads must be at least 1, got " + t);
+        }
+        DType d = switch (dtype.toLowerCase(Locale.ROOT)) {
+            case "bf16" -> DType.BF16;
+            case "f32" -> DType.F32;
+            default -> throw new QlabException("train: --dtype is \"" + dtype + "\"; use bf16 or f32");
+        };
+        return new TrainRun.Request(s, dataFiles(), tokenizer.dir, tokenizer.vocab, options, t, out, resume, d,
+                peakGmacs == null ? OptionalDouble.empty() : OptionalDouble.of(peakGmacs * 1e9));
     }
 
     private List<Path> dataFiles() {

@@ -70,6 +70,37 @@ class TrainCommandTest {
     }
 
     @Test
+    void aRunThatDiedIsResumedToTheSameBytes() throws Exception {
+        Path data = data();
+        Path whole = dir.resolve("whole");
+        assertEquals(0, CliRun.of(args(data, whole)).exit());
+
+        // The same run, dying after step 4 (its checkpoint is from step 3), then resumed from the command line.
+        Path died = dir.resolve("died");
+        TrainCommand cmd = new TrainCommand();
+        picocli.CommandLine cl = new picocli.CommandLine(cmd);
+        cl.parseArgs(java.util.Arrays.copyOfRange(args(data, died), 1, args(data, died).length));
+        RuntimeException crash = new RuntimeException("killed");
+        try {
+            qlab.engine.train.TrainRun.run(cmd.request(), (trainer, point, eval) -> {
+                if (point.step() == 4) {
+                    throw crash;
+                }
+            }, line -> { });
+        } catch (RuntimeException e) {
+            assertEquals(crash, e);
+        }
+        assertTrue(Files.isRegularFile(died.resolve("checkpoint.safetensors")));
+        CliRun resumed = CliRun.of(args(data, died, "--resume"));
+        assertEquals(0, resumed.exit(), resumed.err());
+        assertTrue(resumed.err().contains("at step 3"), resumed.err());
+        assertArrayEquals(Files.readAllBytes(whole.resolve("model.safetensors")), Files.readAllBytes(died.resolve("model.safetensors")));
+        JsonNode a = new ObjectMapper().readTree(whole.resolve("train.json").toFile()).get("train_loss");
+        JsonNode b = new ObjectMapper().readTree(died.resolve("train.json").toFile()).get("train_loss");
+        assertEquals(a, b);
+    }
+
+    @Test
     void badInputIsOneLineNamingTheOption() throws Exception {
         CliRun run = CliRun.of(args(data(), dir.resolve("x"), "--lr", "-1"));
         assertEquals(2, run.exit());
