@@ -72,6 +72,10 @@ public final class TrainRun {
                 r.out().resolve(TokenizerJsonWriter.TOKENIZER_JSON) + ": field \"added_tokens\" has no " + SEPARATOR
                         + " (training packs documents with it)"));
         ModelConfig config = modelConfig(r.shape(), tok.vocabSize());
+        if (o.seqLen() > config.maxPositionEmbeddings()) {
+            throw new QlabException("train: --seq-len " + o.seqLen() + " is longer than the model's max_position_embeddings "
+                    + config.maxPositionEmbeddings());
+        }
         int[] train = pack(tok, files.stream().map(DataFile::trainText).toList(), sep);
         int[] validation = pack(tok, files.stream().map(DataFile::validationText).toList(), sep);
         log.accept(String.format("data: %d file(s), %,d training tokens, %,d validation tokens; model %,d parameters",
