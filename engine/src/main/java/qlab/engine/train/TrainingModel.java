@@ -213,24 +213,27 @@ public final class TrainingModel {
         float[] pl = prob[l];
         float[] al = att[l];
         pool.forRange(seqs * heads, 1, (from, to) -> {
+            float[] kT = new float[hd * len]; // this task's keys, transposed
             for (int task = from; task < to; task++) {
                 int s = task / heads;
                 int h = task % heads;
                 int kvh = h / group;
                 int kBase = s * len * kvd + kvh * hd;
+                AttentionKernels.transpose(kl, kBase, kvd, len, hd, kT);
                 for (int t = 0; t < len; t++) {
                     int row = s * len + t;
                     int po = (task * len + t) * len;
                     int qo = row * qd + h * hd;
+                    AttentionKernels.columnDots(ql, qo, kT, len, hd, t + 1, pl, po);
                     float max = Float.NEGATIVE_INFINITY;
                     for (int j = 0; j <= t; j++) {
-                        float sc = FloatKernels.dot(ql, qo, kl, kBase + j * kvd, hd) * scale;
+                        float sc = pl[po + j] * scale;
                         pl[po + j] = sc;
                         max = Math.max(max, sc);
                     }
                     float inv = 1f / expShifted(pl, po, t + 1, max);
                     scale(pl, po, t + 1, inv);
-                    RowSums.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
+                    AttentionKernels.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
                 }
             }
         });
@@ -338,7 +341,7 @@ public final class TrainingModel {
      *
      * <p>Per query head, dS = P ⊙ (dP − rowsum(P ⊙ dP)) with dP = dO Vᵀ is formed whole and kept
      * transposed beside Pᵀ, so that dk_j = scale Σ_t dS[t, j] q_t and dv_j = Σ_t P[t, j] dO_t are each
-     * one weighted sum of rows with the sums in registers ({@link RowSums}), not
+     * one weighted sum of rows with the sums in registers ({@link AttentionKernels}), not
      * one axpy per (t, j) through memory.
      */
     private void attentionBackward(int l, float[] dAtt, float[] dq) {
@@ -356,10 +359,12 @@ public final class TrainingModel {
             float[] dsT = new float[len * len]; // dsT[j * len + t] = dS[t, j], t >= j
             float[] pT = new float[len * len];  // pT[j * len + t] = P[t, j], t >= j
             float[] sum = new float[hd];
+            float[] vT = new float[hd * len]; // this task's values, transposed
             for (int task = from; task < to; task++) {
                 int s = task / kvHeads;
                 int kvh = task % kvHeads;
                 int kBase = s * len * kvd + kvh * hd;
+                AttentionKernels.transpose(vl, kBase, kvd, len, hd, vT);
                 for (int t = 0; t < len; t++) {
                     java.util.Arrays.fill(dK, kBase + t * kvd, kBase + t * kvd + hd, 0f);
                     java.util.Arrays.fill(dV, kBase + t * kvd, kBase + t * kvd + hd, 0f);
@@ -370,9 +375,9 @@ public final class TrainingModel {
                         int qo = qBase + t * qd;
                         int po = ((s * heads + h) * len + t) * len;
                         // dP_j = dO · v_j; dS_j = P_j (dP_j − Σ_i P_i dP_i)
+                        AttentionKernels.columnDots(dAtt, qo, vT, len, hd, t + 1, ds, 0);
                         float dot = 0;
                         for (int j = 0; j <= t; j++) {
-                            ds[j] = FloatKernels.dot(dAtt, qo, vl, kBase + j * kvd, hd);
                             dot += pl[po + j] * ds[j];
                         }
                         for (int j = 0; j <= t; j++) {
@@ -381,15 +386,15 @@ public final class TrainingModel {
                             pT[j * len + t] = pl[po + j];
                         }
                         // dq = scale Σ_j dS_j k_j
-                        RowSums.weightedRows(ds, 0, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
+                        AttentionKernels.weightedRows(ds, 0, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
                     }
                     // dk_j += scale Σ_{t>=j} dS[t, j] q_t;  dv_j += Σ_{t>=j} P[t, j] dO_t
                     for (int j = 0; j < len; j++) {
                         int rows = len - j;
                         int at = kBase + j * kvd;
-                        RowSums.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
+                        AttentionKernels.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
                         FloatKernels.axpy(1f, sum, 0, dK, at, hd);
-                        RowSums.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
+                        AttentionKernels.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
                         FloatKernels.axpy(1f, sum, 0, dV, at, hd);
                     }
                 }
