@@ -224,7 +224,7 @@ public final class TrainingModel {
                     int row = s * len + t;
                     int po = (task * len + t) * len;
                     int qo = row * qd + h * hd;
-                    AttentionKernels.columnDots(ql, qo, kT, len, hd, t + 1, pl, po);
+                    AttentionKernels.columnDots(ql, qo, kT, len, hd, wholeVectors(t + 1, len), pl, po);
                     float max = Float.NEGATIVE_INFINITY;
                     for (int j = 0; j <= t; j++) {
                         float sc = pl[po + j] * scale;
@@ -375,7 +375,7 @@ public final class TrainingModel {
                         int qo = qBase + t * qd;
                         int po = ((s * heads + h) * len + t) * len;
                         // dP_j = dO · v_j; dS_j = P_j (dP_j − Σ_i P_i dP_i)
-                        AttentionKernels.columnDots(dAtt, qo, vT, len, hd, t + 1, ds, 0);
+                        AttentionKernels.columnDots(dAtt, qo, vT, len, hd, wholeVectors(t + 1, len), ds, 0);
                         float dot = 0;
                         for (int j = 0; j <= t; j++) {
                             dot += pl[po + j] * ds[j];
@@ -509,6 +509,14 @@ public final class TrainingModel {
                 }
             }
         }
+    }
+
+    /**
+     * count rounded up to whole vectors, at most len: scores past a row's causal end are computed
+     * along (they are never read) so that no key of the row falls to the scalar tail.
+     */
+    private static int wholeVectors(int count, int len) {
+        return Math.min(len, (count + LANES - 1) / LANES * LANES);
     }
 
     /** a[off + j] = e^(a[off + j] − max) for j < len; returns their sum (lanes, folded in a fixed order, then the tail). */
