@@ -22,10 +22,10 @@ import qlab.engine.train.Trainer;
 import qlab.pipeline.report.LossCurveChart;
 
 @Command(name = "train", mixinStandardHelpOptions = true,
-        description = {"Train a Qwen2-architecture model from scratch (f32, AdamW) and write a Hugging Face model directory.",
-            "Writes config.json, model.safetensors, tokenizer.json, generation_config.json, train.json and the loss curve",
-            "(loss.png, loss.svg). Same seed, data and options give the same bytes at any thread count; a killed run",
-            "continues with --resume from its last checkpoint, bit for bit."})
+        description = {"Train a Qwen2-architecture model from scratch (f32, AdamW) and write a Hugging Face model directory:",
+            "config.json, model.safetensors, tokenizer.json, generation_config.json, train.json, loss.png and loss.svg.",
+            "Same seed, data and options give the same bytes at any thread count; a killed run continues with --resume",
+            "from its last checkpoint, bit for bit. See docs/train.md."})
 final class TrainCommand implements Callable<Integer> {
 
     @Spec
@@ -54,7 +54,7 @@ final class TrainCommand implements Callable<Integer> {
     TokenizerChoice tokenizer;
 
     @Option(names = "--data", paramLabel = "FILE", arity = "1..*",
-            description = "Training text files (default: the train split of the checkout's datasets/). The last 2% of each is held out for validation.")
+            description = "Training text files (default: the train split of the checkout's datasets/). The last 2%% of each is held out for validation.")
     List<Path> data = new ArrayList<>();
 
     @Option(names = "--steps", defaultValue = "1000", description = "Optimizer steps (default: ${DEFAULT-VALUE}).")
