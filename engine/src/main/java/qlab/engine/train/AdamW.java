@@ -49,8 +49,8 @@ public final class AdamW {
         float gradScale = norm > clip ? (float) (clip / norm) : 1f;
         float b1 = (float) TrainOptions.BETA1;
         float b2 = (float) TrainOptions.BETA2;
-        float c1 = (float) (1 - Math.pow(TrainOptions.BETA1, t));
-        float c2 = (float) (1 - Math.pow(TrainOptions.BETA2, t));
+        float c1 = (float) (1 - StrictMath.pow(TrainOptions.BETA1, t));
+        float c2 = (float) (1 - StrictMath.pow(TrainOptions.BETA2, t));
         float eps = (float) TrainOptions.ADAM_EPS;
         float step = (float) lr;
         for (Parameters.Tensor tensor : params.list()) {

@@ -33,10 +33,13 @@ public final class SplitMix64 {
         return (int) (((nextLong() >>> 33) * bound) >>> 31);
     }
 
-    /** A standard normal draw: Box–Muller from two uniforms, the cosine branch only (one draw, two uniforms). */
+    /**
+     * A standard normal draw: Box–Muller from two uniforms, the cosine branch only. StrictMath, whose
+     * results are specified to the bit, so initial weights are the same on every JVM and CPU.
+     */
     public double nextGaussian() {
         double u1 = 1.0 - nextDouble(); // (0, 1]: log is finite
         double u2 = nextDouble();
-        return Math.sqrt(-2.0 * Math.log(u1)) * Math.cos(2.0 * Math.PI * u2);
+        return StrictMath.sqrt(-2.0 * StrictMath.log(u1)) * StrictMath.cos(2.0 * Math.PI * u2);
     }
 }

@@ -67,7 +67,7 @@ public record TrainOptions(int steps, int batchTokens, int seqLen, double lr, in
             return lr * (s + 1) / warmup;
         }
         double progress = steps - warmup <= 1 ? 1.0 : (double) (s - warmup) / (steps - warmup - 1);
-        return lr * (minLrRatio + (1 - minLrRatio) * 0.5 * (1 + Math.cos(Math.PI * progress)));
+        return lr * (minLrRatio + (1 - minLrRatio) * 0.5 * (1 + StrictMath.cos(Math.PI * progress)));
     }
 
     public Map<String, Object> describe() {

@@ -21,7 +21,10 @@ import qlab.engine.util.WorkerPool;
  * RMSNorm, rotate-half RoPE, GQA head mapping and SwiGLU, the forward products through the same
  * {@link F32Matrix} tiles. The backward products go through {@link BackwardProducts}. Every
  * reduction has a fixed order and every parallel task owns the cells it writes, so the gradients
- * are the same bits for any thread count.
+ * are the same bits for any thread count. Exponentials come from the engine's exp (adds, FMAs and
+ * bit operations, the same in compiled and interpreted code); RoPE's angles from StrictMath, whose
+ * results are specified to the bit, as are the initial weights, the schedule and AdamW's bias
+ * corrections.
  *
  * <p>Not thread-safe: one micro-batch at a time (the activations are kept in fields between the
  * forward and the backward pass).
@@ -87,7 +90,7 @@ public final class TrainingModel {
         int half = c.headDim() / 2;
         this.invFreqD = new double[half];
         for (int i = 0; i < half; i++) {
-            invFreqD[i] = 1.0 / Math.pow(c.ropeTheta(), (2.0 * i) / c.headDim());
+            invFreqD[i] = 1.0 / StrictMath.pow(c.ropeTheta(), (2.0 * i) / c.headDim());
         }
     }
 
@@ -477,8 +480,8 @@ public final class TrainingModel {
         for (int t = 0; t < len; t++) {
             for (int i = 0; i < half; i++) {
                 double angle = t * invFreqD[i];
-                cos[t * half + i] = (float) Math.cos(angle);
-                sin[t * half + i] = (float) Math.sin(angle);
+                cos[t * half + i] = (float) StrictMath.cos(angle);
+                sin[t * half + i] = (float) StrictMath.sin(angle);
             }
         }
     }
