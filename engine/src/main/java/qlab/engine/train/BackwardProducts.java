@@ -95,6 +95,15 @@ public final class BackwardProducts {
                     tile12x1(a, aOff, aRow, aCol, b, ldb, c, ldc, a0, wide, k0, k1);
                 }
             }
+            // The rest in fours (eight accumulators: a single row's one chain waits on each FMA's latency), then singly.
+            for (; a0 + 4 <= e; a0 += 4) {
+                for (int b0 = 0; b0 < wide; b0 += 2 * LANES) {
+                    tile4x2(a, aOff, aRow, aCol, b, ldb, c, ldc, a0, b0, k0, k1);
+                }
+                for (int r = a0; r < a0 + 4 && wide < narrow; r++) {
+                    row1x1(a, aOff, aRow, aCol, b, ldb, c, ldc, r, wide, k0, k1);
+                }
+            }
             for (; a0 < e; a0++) {
                 for (int b0 = 0; b0 < narrow; b0 += LANES) {
                     row1x1(a, aOff, aRow, aCol, b, ldb, c, ldc, a0, b0, k0, k1);
@@ -305,5 +314,51 @@ public final class BackwardProducts {
         c9_0.intoArray(c, r9);
         c10_0.intoArray(c, r10);
         c11_0.intoArray(c, r11);
+    }
+
+    /** Rows a0 .. a0+3 of C (the rows a range has past its twelve-row tiles), two vectors of columns from b0, over k in [k0, k1). */
+    private static void tile4x2(float[] a, int aOff, int aRow, int aCol, float[] b, int ldb, float[] c, int ldc,
+                                int a0, int b0, int k0, int k1) {
+        int lanes = LANES;
+        int r0 = (a0 + 0) * ldc + b0;
+        int r1 = (a0 + 1) * ldc + b0;
+        int r2 = (a0 + 2) * ldc + b0;
+        int r3 = (a0 + 3) * ldc + b0;
+        FloatVector c0_0 = FloatVector.fromArray(F, c, r0);
+        FloatVector c0_1 = FloatVector.fromArray(F, c, r0 + lanes);
+        FloatVector c1_0 = FloatVector.fromArray(F, c, r1);
+        FloatVector c1_1 = FloatVector.fromArray(F, c, r1 + lanes);
+        FloatVector c2_0 = FloatVector.fromArray(F, c, r2);
+        FloatVector c2_1 = FloatVector.fromArray(F, c, r2 + lanes);
+        FloatVector c3_0 = FloatVector.fromArray(F, c, r3);
+        FloatVector c3_1 = FloatVector.fromArray(F, c, r3 + lanes);
+        int ar = aOff + a0 * aRow;
+        for (int k = k0; k < k1; k++) {
+            int bk = k * ldb + b0;
+            FloatVector x0 = FloatVector.fromArray(F, b, bk);
+            FloatVector x1 = FloatVector.fromArray(F, b, bk + lanes);
+            int ak = ar + k * aCol;
+            FloatVector m;
+            m = FloatVector.broadcast(F, a[ak + 0 * aRow]);
+            c0_0 = m.fma(x0, c0_0);
+            c0_1 = m.fma(x1, c0_1);
+            m = FloatVector.broadcast(F, a[ak + 1 * aRow]);
+            c1_0 = m.fma(x0, c1_0);
+            c1_1 = m.fma(x1, c1_1);
+            m = FloatVector.broadcast(F, a[ak + 2 * aRow]);
+            c2_0 = m.fma(x0, c2_0);
+            c2_1 = m.fma(x1, c2_1);
+            m = FloatVector.broadcast(F, a[ak + 3 * aRow]);
+            c3_0 = m.fma(x0, c3_0);
+            c3_1 = m.fma(x1, c3_1);
+        }
+        c0_0.intoArray(c, r0);
+        c0_1.intoArray(c, r0 + lanes);
+        c1_0.intoArray(c, r1);
+        c1_1.intoArray(c, r1 + lanes);
+        c2_0.intoArray(c, r2);
+        c2_1.intoArray(c, r2 + lanes);
+        c3_0.intoArray(c, r3);
+        c3_1.intoArray(c, r3 + lanes);
     }
 }
