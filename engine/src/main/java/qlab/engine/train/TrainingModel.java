@@ -7,7 +7,6 @@ import jdk.incubator.vector.FloatVector;
 
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
-import qlab.engine.tensor.F32Matrix;
 import qlab.engine.tensor.FloatKernels;
 import qlab.engine.tensor.VectorSupport;
 import qlab.engine.util.WorkerPool;
@@ -18,8 +17,9 @@ import qlab.engine.util.WorkerPool;
  * tokens 1 .. len from 0 .. len − 1 at positions 0 .. len − 1 (causal attention within the row).
  *
  * <p>The arithmetic is that of the engine's {@link qlab.engine.model.Transformer}: the same
- * RMSNorm, rotate-half RoPE, GQA head mapping and SwiGLU, the forward products through the same
- * {@link F32Matrix} tiles. The backward products go through {@link BackwardProducts}. Every
+ * RMSNorm, rotate-half RoPE, GQA head mapping and SwiGLU (the products summed in another order:
+ * within float rounding of the engine's logits, not bitwise). All products go through
+ * {@link BlockedProducts}. Every
  * reduction has a fixed order and every parallel task owns the cells it writes, so the gradients
  * are the same bits for any thread count. Exponentials come from the engine's exp (adds, FMAs and
  * bit operations, the same in compiled and interpreted code); RoPE's angles from StrictMath, whose
@@ -75,6 +75,8 @@ public final class TrainingModel {
     private float[] dV;     // (n, kvDim)
     private float[] dH;     // (n, hidden)
     private float[] dH2;    // (n, hidden)
+
+    private float[] transposed = new float[0]; // a weight transposed for the forward product
 
     private long productMacs;
     private long productNanos;
@@ -194,14 +196,17 @@ public final class TrainingModel {
         project(p.head(), vocab, xnF, n, logits);
     }
 
-    /** out (n, rows) = in (n, cols) Wᵀ through the engine's f32 matrix (its token tiles from 32 rows on). */
+    /** out (n, rows) = in (n, cols) Wᵀ: W transposed into scratch, then the blocked product. */
     private void project(float[] w, int rows, float[] in, int n, float[] out) {
         long t0 = System.nanoTime();
-        F32Matrix m = new F32Matrix(w, rows, w.length / rows);
-        Object prepared = m.prepare(in, n, true, pool);
-        pool.forRange(rows, m.rowGrain(prepared), (s, e) -> m.matmul(in, prepared, n, out, rows, 0, s, e));
+        int cols = w.length / rows;
+        if (transposed.length < w.length) {
+            transposed = new float[w.length];
+        }
+        BlockedProducts.transpose(w, rows, cols, transposed, pool);
+        BlockedProducts.forward(in, transposed, out, n, cols, rows, pool);
         productNanos += System.nanoTime() - t0;
-        productMacs += (long) n * rows * m.cols();
+        productMacs += (long) n * rows * cols;
     }
 
     /** Causal attention of every (sequence, head) over its own sequence. */
@@ -325,14 +330,14 @@ public final class TrainingModel {
 
     private void dX(float[] dy, float[] w, float[] out, int n, int outDim, int inDim) {
         long t0 = System.nanoTime();
-        BackwardProducts.dX(dy, w, out, n, outDim, inDim, pool);
+        BlockedProducts.dX(dy, w, out, n, outDim, inDim, pool);
         productNanos += System.nanoTime() - t0;
         productMacs += (long) n * outDim * inDim;
     }
 
     private void dW(float[] dy, float[] x, float[] dw, int n, int outDim, int inDim) {
         long t0 = System.nanoTime();
-        BackwardProducts.dW(dy, x, dw, n, outDim, inDim, pool);
+        BlockedProducts.dW(dy, x, dw, n, outDim, inDim, pool);
         productNanos += System.nanoTime() - t0;
         productMacs += (long) n * outDim * inDim;
     }

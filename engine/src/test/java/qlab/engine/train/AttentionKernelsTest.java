@@ -13,9 +13,9 @@ class AttentionKernelsTest {
         for (int n : new int[] {1, 7, 16, 32, 48, 64, 80, 131}) {
             for (int rows : new int[] {0, 1, 3, 40}) {
                 int stride = n + 9;
-                float[] x = BackwardProductsTest.random(rows * stride + 5, n * 31L + rows);
-                float[] w = BackwardProductsTest.random(rows + 3, rows + 2);
-                float[] fast = BackwardProductsTest.random(n + 4, 3);
+                float[] x = BlockedProductsTest.random(rows * stride + 5, n * 31L + rows);
+                float[] w = BlockedProductsTest.random(rows + 3, rows + 2);
+                float[] fast = BlockedProductsTest.random(n + 4, 3);
                 float[] scalar = fast.clone();
                 float[] engine = fast.clone();
                 AttentionKernels.weightedRows(w, 3, rows, 0.77f, x, 5, stride, fast, 2, n);
@@ -32,9 +32,9 @@ class AttentionKernelsTest {
         for (int hd : new int[] {2, 8, 32, 64}) {
             for (int count : new int[] {0, 1, 15, 16, 17, 64, 71, 130}) {
                 int ld = count + 5;
-                float[] kT = BackwardProductsTest.random(hd * ld, hd * 7L + count);
-                float[] q = BackwardProductsTest.random(hd + 3, count);
-                float[] fast = BackwardProductsTest.random(count + 2, 1);
+                float[] kT = BlockedProductsTest.random(hd * ld, hd * 7L + count);
+                float[] q = BlockedProductsTest.random(hd + 3, count);
+                float[] fast = BlockedProductsTest.random(count + 2, 1);
                 float[] scalar = fast.clone();
                 AttentionKernels.columnDots(q, 3, kT, ld, hd, count, fast, 2);
                 AttentionKernels.columnDotsScalar(q, 3, kT, ld, hd, 0, count, scalar, 2);

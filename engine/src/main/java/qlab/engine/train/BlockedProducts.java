@@ -8,29 +8,53 @@ import qlab.engine.tensor.VectorSupport;
 import qlab.engine.util.WorkerPool;
 
 /**
- * The two products of the backward pass that the forward's {@code X·Wᵀ} tiles do not cover:
+ * The matrix products of training, one blocked kernel for all three:
  * <pre>
- *   dX  = dY · W     dY (n, out), W (out, in)      -> dX (n, in)
- *   dW += dYᵀ · X    dY (n, out), X (n, in)        -> dW (out, in)
+ *   Y   = X · Wᵀ     X (n, in), Wᵀ (in, out) given transposed -> Y (n, out)     (forward)
+ *   dX  = dY · W     dY (n, out), W (out, in)                  -> dX (n, in)    (backward)
+ *   dW += dYᵀ · X    dY (n, out), X (n, in)                    -> dW (out, in)  (backward)
  * </pre>
- * Both are C[a, b] (+)= Σ_k A[a, k] · B[k, b] with B row-major and A read through two strides
- * (dY as it is for dX, dY transposed in place for dW), so neither operand is ever transposed.
+ * Each is C[a, b] (+)= Σ_k A[a, k] · B[k, b] with B row-major and A read through two strides
+ * (dY as it is for dX, dY transposed in place for dW), so only the forward's W is ever transposed
+ * (once per pass, out × in values against n × out × in multiply-adds).
  * A tile keeps twelve rows × two vectors of C in registers (24 accumulators), walks k loading two
  * vectors of B and broadcasting twelve values of A: 24 FMAs per 14 loads. k runs in blocks of
  * {@link #K_BLOCK} so a block of B stays in L2 while every row tile of a thread's share passes over it.
+ *
+ * <p>The engine's inference tiles ({@code TokenTile}) compute Y = X · Wᵀ too, and training used
+ * them at first; this kernel measured faster for training's shapes because its results are whole
+ * rows of C stored as vectors, where the token tile scatters each cell to its own cache line
+ * (a 768×256 W, 2048 tokens, one thread, mean of 30: 43–58 against 60–78 G multiply-adds/s; 2-core
+ * VM under load, 2026-12-01).
  *
  * <p>Every cell is the fold c = fma(A[a, k], B[k, b], c) over k = 0, 1, …, K − 1 from its initial
  * value (zero, or the gradient accumulated so far): exactly what {@link #productScalar} does, so the
  * result is the same bits whatever the thread count, the tile taken, the lane count, and with
  * {@code -Dqlab.vector=false}. Threads split the rows of C; no cell is written by two.
  */
-public final class BackwardProducts {
+public final class BlockedProducts {
 
     static final int TILE_ROWS = 12;
     /** Rows of B per pass: 256 rows of a 1024-wide B are 1 MiB, half the L2. */
     static final int K_BLOCK = 256;
 
-    private BackwardProducts() {}
+    private BlockedProducts() {}
+
+    /** y (n, out) = x (n, in) · wᵀ, given wt = wᵀ (in, out); y is overwritten. Multiply-adds: n × out × in. */
+    public static void forward(float[] x, float[] wt, float[] y, int n, int in, int out, WorkerPool pool) {
+        product(x, 0, in, 1, wt, out, y, out, n, in, out, false, pool);
+    }
+
+    /** wt (cols, rows) = wᵀ for w (rows, cols), columns of w shared by the pool's threads. */
+    public static void transpose(float[] w, int rows, int cols, float[] wt, WorkerPool pool) {
+        pool.forRange(cols, 16, (s, e) -> {
+            for (int r = 0; r < rows; r++) {
+                for (int i = s; i < e; i++) {
+                    wt[i * rows + r] = w[r * cols + i];
+                }
+            }
+        });
+    }
 
     /** dx (n, in) = dy (n, out) · w (out, in); dx is overwritten. Multiply-adds: n × out × in. */
     public static void dX(float[] dy, float[] w, float[] dx, int n, int out, int in, WorkerPool pool) {

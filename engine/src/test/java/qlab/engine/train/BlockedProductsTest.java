@@ -6,7 +6,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import qlab.engine.util.WorkerPool;
 
-class BackwardProductsTest {
+class BlockedProductsTest {
 
     /** Uniform in [-1, 1), from a seed. */
     static float[] random(int n, long seed) {
@@ -25,11 +25,11 @@ class BackwardProductsTest {
         float[] dy = random(n * out, 1);
         float[] w = random(out * in, 2);
         float[] expected = new float[n * in];
-        BackwardProducts.productScalar(dy, 0, out, 1, w, in, expected, in, n, out, in, false, 0, n);
+        BlockedProducts.productScalar(dy, 0, out, 1, w, in, expected, in, n, out, in, false, 0, n);
         for (int threads : new int[] {1, 2, 3}) {
             try (WorkerPool pool = new WorkerPool(threads)) {
                 float[] got = random(n * in, 9); // overwritten
-                BackwardProducts.dX(dy, w, got, n, out, in, pool);
+                BlockedProducts.dX(dy, w, got, n, out, in, pool);
                 assertArrayEquals(expected, got, threads + " threads");
             }
         }
@@ -42,11 +42,11 @@ class BackwardProductsTest {
         float[] x = random(n * in, 4);
         float[] start = random(out * in, 5);
         float[] expected = start.clone();
-        BackwardProducts.productScalar(dy, 0, 1, out, x, in, expected, in, out, n, in, true, 0, out);
+        BlockedProducts.productScalar(dy, 0, 1, out, x, in, expected, in, out, n, in, true, 0, out);
         for (int threads : new int[] {1, 2}) {
             try (WorkerPool pool = new WorkerPool(threads)) {
                 float[] got = start.clone();
-                BackwardProducts.dW(dy, x, got, n, out, in, pool);
+                BlockedProducts.dW(dy, x, got, n, out, in, pool);
                 assertArrayEquals(expected, got, threads + " threads");
             }
         }
@@ -58,7 +58,7 @@ class BackwardProductsTest {
         float[] a = random(m * k, 6);
         float[] b = random(k * cols, 7);
         float[] c = new float[m * cols];
-        BackwardProducts.productScalar(a, 0, k, 1, b, cols, c, cols, m, k, cols, false, 0, m);
+        BlockedProducts.productScalar(a, 0, k, 1, b, cols, c, cols, m, k, cols, false, 0, m);
         float[] exact = new float[m * cols];
         for (int r = 0; r < m; r++) {
             for (int j = 0; j < cols; j++) {
