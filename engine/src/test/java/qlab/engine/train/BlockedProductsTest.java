@@ -1,6 +1,7 @@
 package qlab.engine.train;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -48,6 +49,32 @@ class BlockedProductsTest {
                 float[] got = start.clone();
                 BlockedProducts.dW(dy, x, got, n, out, in, pool);
                 assertArrayEquals(expected, got, threads + " threads");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"1, 1, 1", "40, 64, 48", "29, 53, 300", "64, 17, 33"})
+    void forwardIsTheScalarFoldOnTheTransposeAndTheEngineProductWithinRounding(int n, int out, int in) {
+        float[] x = random(n * in, 10);
+        float[] w = random(out * in, 11);
+        float[] engine = new float[n * out];
+        new qlab.engine.tensor.F32Matrix(w, out, in).matmulScalar(x, n, engine, out, 0, 0, out);
+        for (int threads : new int[] {1, 2}) {
+            try (WorkerPool pool = new WorkerPool(threads)) {
+                float[] wt = new float[in * out];
+                BlockedProducts.transpose(w, out, in, wt, pool);
+                for (int o = 0; o < out; o++) {
+                    for (int i = 0; i < in; i++) {
+                        assertEquals(w[o * in + i], wt[i * out + o]);
+                    }
+                }
+                float[] expected = new float[n * out];
+                BlockedProducts.productScalar(x, 0, in, 1, wt, out, expected, out, n, in, out, false, 0, n);
+                float[] got = random(n * out, 12);
+                BlockedProducts.forward(x, wt, got, n, in, out, pool);
+                assertArrayEquals(expected, got, threads + " threads");
+                assertArrayEquals(engine, got, 1e-4f);
             }
         }
     }
