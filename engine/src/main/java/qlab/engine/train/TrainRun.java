@@ -82,7 +82,7 @@ public final class TrainRun {
                 files.size(), train.length, validation.length, config.parameterCount()));
 
         try (WorkerPool pool = new WorkerPool(r.threads())) {
-            double peak = r.peakMacs().isPresent() ? r.peakMacs().getAsDouble() : ComputePeak.measure(pool, 3);
+            double peak = r.peakMacs().isPresent() ? r.peakMacs().getAsDouble() : ComputePeak.measure(pool, 10);
             Trainer trainer = r.resume()
                     ? Trainer.resume(ckpt, config, o, train, validation, pool)
                     : Trainer.start(config, o, train, validation, pool);
