@@ -7,6 +7,14 @@
 3. No 12-character sequence (whitespace removed) appears in both an evaluation
    file and a calibration file, for the Chinese files (each zh file is compared
    against every file of the other purpose).
+4. The training split (every file under train/) shares nothing with either: no
+   8-word sequence of a training file occurs in an evaluation or calibration file
+   (for the code snapshot against the held-out code files: no 16-word sequence;
+   eight words of Java are often just an import block or a loop header, which any
+   two programs share, while a passage taken over is longer), and no 12-character sequence of a Chinese evaluation or calibration file occurs
+   in a training file. Within the training prose no line longer than 40
+   characters repeats (source code repeats lines by nature, so the code snapshot
+   is exempt from that one).
 
 Exits 1 and prints the offending text when a check fails. Run from anywhere:
     python3 datasets/check_overlap.py
@@ -19,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 KINDS = ("en-prose", "code", "zh-prose")
 WORD_N = 8
+CODE_WORD_N = 16
 CHAR_N = 12
 LINE_MIN = 40
 
@@ -35,6 +44,58 @@ def word_ngrams(text, n=WORD_N):
 def char_ngrams(text, n=CHAR_N):
     s = "".join(text.split())
     return {s[i:i + n] for i in range(len(s) - n + 1)}
+
+
+def train_files():
+    return sorted((ROOT / "train").glob("*.txt"))
+
+
+def check_train(texts, ev, ca):
+    """Check 4: returns the number of failures."""
+    failures = 0
+    train = {p: p.read_text(encoding="utf-8") for p in train_files()}
+    held_out = list(ev.values()) + list(ca.values())
+    held_words = set().union(*(word_ngrams(texts[p]) for p in held_out))
+    held_prose_words = set().union(*(word_ngrams(texts[p]) for p in held_out if p.stem != "code"))
+    held_code_long = set().union(*(word_ngrams(texts[p], CODE_WORD_N) for p in held_out if p.stem == "code"))
+    shared_words = 0
+    for p, t in train.items():
+        if p.name.startswith("code-"):
+            shared = (word_ngrams(t) & held_prose_words) | (word_ngrams(t, CODE_WORD_N) & held_code_long)
+        else:
+            shared = word_ngrams(t) & held_words
+        for g in sorted(shared):
+            print(f"shared word sequence ({p.relative_to(ROOT)} and eval/calib): {g}")
+            shared_words += 1
+    print(f"[{WORD_N}-word ({CODE_WORD_N} code against code) sequences shared train/(eval, calib)] {shared_words}")
+    failures += shared_words
+
+    zh_held = char_ngrams(texts[ev["zh-prose"]]) | char_ngrams(texts[ca["zh-prose"]])
+    shared_chars = 0
+    for p, t in train.items():
+        for g in sorted(char_ngrams(t) & zh_held):
+            print(f"shared {CHAR_N}-char sequence ({p.relative_to(ROOT)} and a Chinese eval/calib file): {g}")
+            shared_chars += 1
+    print(f"[{CHAR_N}-char sequences shared train/Chinese (eval, calib)] {shared_chars}")
+    failures += shared_chars
+
+    repeated = 0
+    for p, t in train.items():
+        if p.name.startswith("code-"):
+            continue
+        seen = defaultdict(list)
+        for no, line in enumerate(t.splitlines(), 1):
+            s = line.strip()
+            if len(s) > LINE_MIN:
+                seen[s].append(no)
+        for s, where in seen.items():
+            if len(where) > 1:
+                print(f"repeated line ({len(where)}x) {p.relative_to(ROOT)}:{where}: {s[:80]}")
+                repeated += 1
+    print(f"[lines>{LINE_MIN} chars repeated in the training prose] {repeated}")
+    failures += repeated
+    print(f"[training files] {len(train)}, {sum(len(t.encode('utf-8')) for t in train.values())} bytes")
+    return failures
 
 
 def main():
@@ -73,6 +134,7 @@ def main():
     failures += len(shared_chars)
     print(f"[{CHAR_N}-char sequences shared eval/calib, Chinese files] {len(shared_chars)}")
 
+    failures += check_train(texts, ev, ca)
     return 1 if failures else 0
 
 

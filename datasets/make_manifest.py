@@ -10,6 +10,7 @@ the directory that holds manifest.json (this directory). Run after any edit:
 
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,6 +33,12 @@ DESCRIPTIONS = {
 }
 
 PURPOSES = (("eval", "evaluation"), ("calib", "calibration"))
+TRAIN_DESCRIPTIONS = {
+    "en-prose": "English prose for training (qlab train): stories, explanations, dialogue, letters, essays and "
+        "fictional news, written for this project, sharing nothing with the evaluation and calibration text.",
+    "code": "The project's own *.java and *.md files at one commit (datasets/snapshot_code.py), for training "
+        "(qlab train).",
+}
 KINDS = ("en-prose", "code", "zh-prose")
 
 
@@ -51,7 +58,30 @@ def entries():
                 "sha256": hashlib.sha256(data).hexdigest(),
                 "description": DESCRIPTIONS[(kind, purpose)],
             })
+    for path in sorted((ROOT / "train").glob("*.txt")):
+        rel = path.relative_to(ROOT).as_posix()
+        data = path.read_bytes()
+        data.decode("utf-8")
+        kind = "code" if path.name.startswith("code-") else path.stem
+        entry = {
+            "name": f"{path.stem}-train" if kind != "code" else f"code-train-{path.stem[len('code-'):]}",
+            "path": rel,
+            "kind": kind,
+            "purpose": "training",
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "description": TRAIN_DESCRIPTIONS[kind],
+        }
+        if kind == "code":
+            entry["commit"] = full_commit(path.stem[len("code-"):])
+        out.append(entry)
     return out
+
+
+def full_commit(short):
+    """The full hash of the commit a code snapshot was taken at (its file name carries the short one)."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", short + "^{commit}"],
+                          check=True, capture_output=True, text=True).stdout.strip()
 
 
 def render(items):

@@ -10,6 +10,7 @@ import qlab.engine.QlabException;
         footer = {"", "./qlab test runs the whole test suite."},
         subcommands = {
                 GenCommand.class,
+                TrainCommand.class,
                 InspectCommand.class,
                 LogitsCommand.class,
                 GenerateCommand.class,

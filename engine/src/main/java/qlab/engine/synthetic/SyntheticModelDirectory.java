@@ -38,16 +38,16 @@ public final class SyntheticModelDirectory {
             TrainedBpe bpe = SyntheticTokenizer.write(out, Math.min(TOKENIZER_VOCAB, preset.config().vocabSize()),
                     preset.config().maxPositionEmbeddings(), texts);
             used = bpe.size();
-            writeGenerationConfig(out, bpe);
+            writeGenerationConfig(out, bpe.specialTokenId(SyntheticTokenizer.EOS_TOKEN),
+                    bpe.specialTokenId(SyntheticTokenizer.PAD_TOKEN));
             tokenizer = Optional.of(bpe.size());
         }
         new SyntheticCheckpoint(preset.config(), seed, used).write(out);
         return new Written(out, tokenizer);
     }
 
-    private static void writeGenerationConfig(Path out, TrainedBpe bpe) {
-        int eos = bpe.specialTokenId(SyntheticTokenizer.EOS_TOKEN);
-        int pad = bpe.specialTokenId(SyntheticTokenizer.PAD_TOKEN);
+    /** generation_config.json: end of sequence {@code eos} or {@code pad}, Qwen2.5-Instruct's sampling defaults. */
+    public static void writeGenerationConfig(Path out, int eos, int pad) {
         String json = "{\n  \"bos_token_id\": " + pad + ",\n  \"eos_token_id\": [" + eos + ", " + pad + "],\n  \"pad_token_id\": " + pad
                 + ",\n  \"do_sample\": true,\n  \"temperature\": 0.7,\n  \"top_p\": 0.8,\n  \"top_k\": 20,\n  \"repetition_penalty\": 1.05\n}\n";
         try {

@@ -50,6 +50,27 @@ class DatasetsTest {
     }
 
     @Test
+    void trainingSplitIsOverAMegabyteAndItsProseRepeatsNoHeldOutLine() {
+        Datasets d = Datasets.ofCheckout().orElseThrow();
+        Set<String> heldOut = new HashSet<>();
+        for (String purpose : new String[] {"evaluation", "calibration"}) {
+            for (Datasets.Entry e : d.purpose(purpose)) {
+                e.read().lines().map(String::strip).filter(l -> l.length() > 40).forEach(heldOut::add);
+            }
+        }
+        long bytes = 0;
+        for (Datasets.Entry e : d.purpose("training")) {
+            String text = e.read();
+            bytes += e.bytes();
+            if (e.kind().equals("en-prose")) {
+                text.lines().map(String::strip).filter(l -> l.length() > 40)
+                        .forEach(l -> assertFalse(heldOut.contains(l), e.name() + " repeats a held-out line: " + l));
+            }
+        }
+        assertTrue(bytes >= 1_000_000, "training text: " + bytes + " bytes");
+    }
+
+    @Test
     void aChangedFileIsRefusedNamingIt() throws Exception {
         Files.writeString(tmp.resolve("a.txt"), "hello");
         Files.writeString(tmp.resolve("manifest.json"), "[{\"name\":\"a\",\"path\":\"a.txt\",\"kind\":\"en-prose\","

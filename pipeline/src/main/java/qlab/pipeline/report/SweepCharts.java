@@ -67,6 +67,12 @@ public final class SweepCharts {
         if (chart == null) {
             return;
         }
+        charts.add(save(dir, name, title, chart));
+    }
+
+    /** Writes {@code chart} as {@code dir/name.png} and {@code dir/name.svg} (each through a temporary file). */
+    public static Chart save(Path dir, String name, String title, JFreeChart chart) throws IOException {
+        System.setProperty("java.awt.headless", "true");
         chart.setTitle(title);
         Path png = dir.resolve(name + ".png");
         Path svg = dir.resolve(name + ".svg");
@@ -80,7 +86,7 @@ public final class SweepCharts {
         Path svgTmp = dir.resolve("." + name + ".svg.tmp");
         SVGUtils.writeToSVG(svgTmp.toFile(), g.getSVGElement());
         Files.move(svgTmp, svg, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        charts.add(new Chart(name, title, png, svg));
+        return new Chart(name, title, png, svg);
     }
 
     /** All candidate rows as grey points, the frontier as a labelled line; null when there are none. */
