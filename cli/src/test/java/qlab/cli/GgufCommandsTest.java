@@ -126,6 +126,48 @@ class GgufCommandsTest {
     }
 
     @Test
+    void generateChatUsesTheTemplateAGgufCarries() throws Exception {
+        // tiny-k with the Qwen2.5 chat template in its tokenizer_config.json: export writes it to the GGUF
+        Path dir = tmp.resolve("tiny-k-chat");
+        Files.createDirectories(dir);
+        for (String f : List.of("config.json", "model.safetensors", "tokenizer.json")) {
+            Files.copy(GgmlFixtures.model("tiny-k").resolve(f), dir.resolve(f));
+        }
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var config = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+                GgmlFixtures.model("tiny-k").resolve("tokenizer_config.json").toFile());
+        config.put("chat_template", Files.readString(qlab.engine.testing.Fixtures.oracle("chat", "qwen2.5_chat_template.jinja")));
+        json.writeValue(dir.resolve("tokenizer_config.json").toFile(), config);
+        Path gguf = tmp.resolve("chat.gguf");
+        CliRun e = CliRun.of("export", "--model", dir.toString(), "--format", "f16", "--out", gguf.toString(), "--threads", "1");
+        assertEquals(0, e.exit(), e.err());
+
+        String[] chat = {"--prompt", "Hello there", "--chat", "--max-tokens", "6", "--ignore-eos", "--json", "--threads", "1"};
+        CliRun fromDir = CliRun.of(concat(new String[] {"generate", "--model", dir.toString()}, chat));
+        CliRun fromGguf = CliRun.of(concat(new String[] {"generate", "--model", gguf.toString()}, chat));
+        assertEquals(0, fromDir.exit(), fromDir.err());
+        assertEquals(0, fromGguf.exit(), fromGguf.err());
+        var a = json.readTree(fromDir.out());
+        var b = json.readTree(fromGguf.out());
+        assertEquals(4094, a.get("prompt_ids").get(0).asInt(), "the prompt opens with <|im_start|>: " + a);
+        assertEquals(a.get("prompt_ids"), b.get("prompt_ids"));
+        assertEquals(a.get("ids"), b.get("ids"));
+
+        // a GGUF without a template: one line naming the field
+        CliRun none = CliRun.of("generate", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--prompt", "hi",
+                "--chat", "--max-tokens", "2");
+        assertEquals(2, none.exit(), none.err());
+        assertTrue(none.err().contains("tokenizer.chat_template"), none.err());
+        assertEquals(1, none.err().strip().lines().count(), none.err());
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    @Test
     void aSweepStartsFromAGgufDequantizedToTheF32Reference() throws Exception {
         Path text = GgmlFixtures.home().resolve("datasets/eval/en-prose.txt");
         Path f = write("gguf.yaml", """

@@ -59,6 +59,20 @@ public interface ChatTemplate {
      *
      * @throws qlab.engine.QlabException for an unknown name
      */
+    /**
+     * A template given as its Jinja text (a GGUF's {@code tokenizer.chat_template}), recognised as
+     * {@link #forModel} recognises a tokenizer_config.json's; {@code specialTokens} maps
+     * {@code bos_token}/{@code eos_token} to their text.
+     *
+     * @throws qlab.engine.QlabException naming {@code source} when the text is no template qlab knows
+     */
+    static ChatTemplate recognise(String template, String source, java.util.Map<String, String> specialTokens) {
+        com.fasterxml.jackson.databind.node.ObjectNode config =
+                com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        specialTokens.forEach(config::put);
+        return KnownChatTemplates.recognise(template, source, config);
+    }
+
     static ChatTemplate named(String name, Path modelDirectory) {
         return KnownChatTemplates.named(name, modelDirectory);
     }
