@@ -19,8 +19,11 @@ import qlab.quant.format.Q2_8Format;
 import qlab.quant.format.Q2_KFormat;
 import qlab.quant.format.Q3_KFormat;
 import qlab.quant.format.Q4_0Format;
+import qlab.quant.format.Q4_1Format;
 import qlab.quant.format.Q4_8Format;
 import qlab.quant.format.Q4_KFormat;
+import qlab.quant.format.Q5_0Format;
+import qlab.quant.format.Q5_1Format;
 import qlab.quant.format.Q5_KFormat;
 import qlab.quant.format.Q6_KFormat;
 import qlab.quant.format.Q8_0Format;
@@ -45,6 +48,9 @@ public final class Formats {
             new Entry("bf16", List.of(1), g -> new Bf16Format()),
             new Entry("q8_0", List.of(32, 64, 128), Q8_0Format::new),
             new Entry("q4_0", List.of(32, 64, 128), Q4_0Format::new),
+            new Entry("q4_1", List.of(32), g -> new Q4_1Format()),
+            new Entry("q5_0", List.of(32), g -> new Q5_0Format()),
+            new Entry("q5_1", List.of(32), g -> new Q5_1Format()),
             new Entry("q4_8", List.of(128), g -> new Q4_8Format(128)),
             new Entry("q4_8g64", List.of(64), g -> new Q4_8Format(64)),
             new Entry("q2_8", List.of(128), g -> new Q2_8Format()),

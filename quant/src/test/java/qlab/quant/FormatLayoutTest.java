@@ -35,6 +35,9 @@ class FormatLayoutTest {
             case "f16", "bf16" -> 2L * cols;
             case "q8_0" -> 2 * ceil(cols, g) + padded;
             case "q4_0" -> 2 * ceil(cols, g) + padded / 2;
+            case "q4_1" -> 4 * ceil(cols, 32) + padded / 2;
+            case "q5_0" -> 2 * ceil(cols, 32) + padded / 2 + padded / 8;
+            case "q5_1" -> 4 * ceil(cols, 32) + padded / 2 + padded / 8;
             case "q4_8" -> 4 + ceil(cols, 128) + padded / 2;
             case "q4_8g64" -> 4 + ceil(cols, 64) + padded / 2;
             case "q2_8", "tq2_8" -> 4 + ceil(cols, 128) + ceil(cols, 32) + padded / 4;

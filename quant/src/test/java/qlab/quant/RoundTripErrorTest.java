@@ -29,6 +29,9 @@ class RoundTripErrorTest {
             Map.entry("q4_0", new double[] {0.0814, 0.09}), // measured 0.08568
             Map.entry("q4_0/g64", new double[] {0.0899, 0.0994}), // measured 0.09463
             Map.entry("q4_0/g128", new double[] {0.0973, 0.1075}), // measured 0.10239
+            Map.entry("q4_1", new double[] {0.0744, 0.0822}), // measured 0.07829
+            Map.entry("q5_0", new double[] {0.0405, 0.0448}), // measured 0.04267
+            Map.entry("q5_1", new double[] {0.036, 0.0398}), // measured 0.03792
             Map.entry("q4_8", new double[] {0.106, 0.1171}), // measured 0.11153
             Map.entry("q4_8g64", new double[] {0.0972, 0.1074}), // measured 0.10232
             Map.entry("q2_8", new double[] {0.3116, 0.3444}), // measured 0.32803

@@ -40,8 +40,9 @@ class RoundingTest {
     }
 
     @Test
-    void quantizersRoundHalfAwayFromZero() {
+    void quantizersRoundTiesAsTheirRulesSay() {
         // Scale 1 exactly (max 127 for q8_0, signed max -8 for q4_0), so x / d is the value itself.
+        // q8_0 rounds as ggml does, with roundf: ties away from zero.
         float[] q8 = new float[32];
         q8[0] = 127f;
         q8[1] = 2.5f;
@@ -57,7 +58,8 @@ class RoundingTest {
         q4[2] = -2.5f;
         q4[3] = 6.5f;
         q4[4] = -0.5f;
-        assertArrayEquals(new float[] {-8, 3, -3, 7, -1}, java.util.Arrays.copyOf(roundTrip("q4_0", q4), 5));
+        // q4_0 follows ggml's reference quantizer: code = (int) (x / d + 8.5f), so ties round upward.
+        assertArrayEquals(new float[] {-8, 3, -2, 7, 0}, java.util.Arrays.copyOf(roundTrip("q4_0", q4), 5));
 
         Int8Activations a = Int8Activations.quantize(new float[] {127f, 2.5f, -2.5f, -0.5f}, 0, 4, 1, 32);
         assertArrayEquals(new byte[] {127, 3, -3, -1}, a.codes());

@@ -1,5 +1,9 @@
 package qlab.quant.format;
 
+import java.util.Optional;
+import qlab.quant.ggml.GgmlCodec;
+import qlab.quant.ggml.GgmlType;
+import qlab.quant.ggml.SameBytesCodec;
 import qlab.quant.kernel.FloatWeights;
 
 /**
@@ -19,5 +23,10 @@ public final class Bf16Format extends FloatFormat {
         }
         int rounded = bits + 0x7fff + ((bits >>> 16) & 1);
         return (short) (rounded >>> 16);
+    }
+
+    @Override
+    public Optional<GgmlCodec> ggml() {
+        return Optional.of(new SameBytesCodec(GgmlType.BF16));
     }
 }

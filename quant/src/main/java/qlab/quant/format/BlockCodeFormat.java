@@ -12,10 +12,16 @@ import qlab.quant.kernel.CodePacking;
  * format's {@link ScaleLayout}; the codes are {@link CodeGrid#bits}-bit codes for the row padded to
  * a multiple of 32 values, packed as {@link CodePacking} describes. Padding values quantize 0.
  *
- * <p>Quantizing a row: choose each group's ideal scale ({@link ScaleRule}, or the importance
- * search), let the layout round it to what it stores, then give every value the nearest level
- * under the effective (stored) scale, ties away from zero. Choosing codes against the stored
- * scale, not the ideal one, means the codes fit what dequantization will actually multiply by.
+ * <p>Quantizing a row with qlab's own rules: choose each group's ideal scale ({@link ScaleRule},
+ * or the importance search), let the layout round it to what it stores, then give every value the
+ * nearest level under the effective (stored) scale, ties away from zero. Choosing codes against
+ * the stored scale, not the ideal one, means the codes fit what dequantization will actually
+ * multiply by.
+ *
+ * <p>The formats carrying ggml's names (q8_0, q4_0, q4_1, q5_0, q5_1) quantize with ggml's rules
+ * instead ({@link GgmlRule}), so that what a sweep measures is what llama.cpp runs; they store an
+ * fp16 scale per group and, for q4_1 and q5_1, an fp16 minimum per group after the scales
+ * (value = scale × level + min).
  */
 public abstract class BlockCodeFormat implements QuantFormat {
     private final String name;
@@ -24,14 +30,30 @@ public abstract class BlockCodeFormat implements QuantFormat {
     private final CodeGrid grid;
     private final ScaleRule rule;
     private final ScaleLayout layout;
+    /** ggml's quantizer for the formats carrying ggml's names; null for qlab's own rules. */
+    private final GgmlRule ggmlRule;
 
     BlockCodeFormat(String name, int groupSize, int defaultGroupSize, CodeGrid grid, ScaleRule rule, ScaleLayout layout) {
+        this(name, groupSize, defaultGroupSize, grid, rule, layout, null);
+    }
+
+    /**
+     * A format quantized by one of ggml's rules: an fp16 scale per group ({@link ScaleLayout.Fp16PerBlock}),
+     * for the affine rules an fp16 minimum per group after the scales.
+     */
+    BlockCodeFormat(String name, int groupSize, int defaultGroupSize, CodeGrid grid, GgmlRule ggmlRule) {
+        this(name, groupSize, defaultGroupSize, grid, null, new ScaleLayout.Fp16PerBlock(groupSize), ggmlRule);
+    }
+
+    private BlockCodeFormat(String name, int groupSize, int defaultGroupSize, CodeGrid grid, ScaleRule rule,
+                            ScaleLayout layout, GgmlRule ggmlRule) {
         this.name = name;
         this.groupSize = groupSize;
         this.defaultGroupSize = defaultGroupSize;
         this.grid = grid;
         this.rule = rule;
         this.layout = layout;
+        this.ggmlRule = ggmlRule;
     }
 
     @Override
@@ -61,13 +83,35 @@ public abstract class BlockCodeFormat implements QuantFormat {
 
     @Override
     public final long bytesPerRow(int cols) {
-        return layout.headerBytes(cols) + CodePacking.codeBytes(cols, grid.bits);
+        return headerBytes(cols) + CodePacking.codeBytes(cols, grid.bits);
+    }
+
+    /** Whether each group also stores an fp16 minimum (value = scale × level + min): q4_1, q5_1. */
+    public final boolean hasMins() {
+        return ggmlRule != null && ggmlRule.affine;
+    }
+
+    /** Bytes before the codes: the layout's scales, then the minima if the format has them. */
+    private long headerBytes(int cols) {
+        return layout.headerBytes(cols) + (hasMins() ? 2L * ScaleLayout.blocks(cols, groupSize) : 0);
+    }
+
+    /** The minima of a stored row, one per group, into mins[offset ..]. */
+    private void decodeMins(MemorySegment src, long rowOffset, int cols, float[] mins, int offset) {
+        long at = rowOffset + layout.headerBytes(cols);
+        for (int b = 0; b < ScaleLayout.blocks(cols, groupSize); b++) {
+            mins[offset + b] = Float.float16ToFloat(src.get(ScaleLayout.I16_LE, at + 2L * b));
+        }
     }
 
     @Override
     public final void quantizeRow(float[] src, int srcOffset, int cols, float[] importance, MemorySegment dst, long dstOffset) {
         if (importance != null && importance.length < cols) {
             throw new IllegalArgumentException("importance has " + importance.length + " weights for " + cols + " columns");
+        }
+        if (ggmlRule != null) {
+            quantizeGgml(src, srcOffset, cols, importance, dst, dstOffset);
+            return;
         }
         int groupValues = layout.groupValues(cols);
         float[] ideal = new float[(cols + groupValues - 1) / groupValues];
@@ -91,14 +135,38 @@ public abstract class BlockCodeFormat implements QuantFormat {
         }
     }
 
+    /** ggml's rule, block by block: its fp16 scales (and minima) and its codes, in qlab's layout. */
+    private void quantizeGgml(float[] src, int srcOffset, int cols, float[] importance, MemorySegment dst, long dstOffset) {
+        GgmlRule.Blocks q = ggmlRule.quantize(src, srcOffset, cols, importance, groupSize);
+        int blocks = q.d().length;
+        long mins = dstOffset + layout.headerBytes(cols);
+        for (int b = 0; b < blocks; b++) {
+            dst.set(ScaleLayout.I16_LE, dstOffset + 2L * b, q.d()[b]);
+            if (hasMins()) {
+                dst.set(ScaleLayout.I16_LE, mins + 2L * b, q.m()[b]);
+            }
+        }
+        long codes = dstOffset + headerBytes(cols);
+        dst.asSlice(codes, CodePacking.codeBytes(cols, grid.bits)).fill((byte) 0);
+        for (int j = 0; j < CodePacking.paddedCols(cols); j++) {
+            CodePacking.write(dst, codes, j, cols, grid.bits, q.codes()[j]);
+        }
+    }
+
+    /** Value j of a row: scale × level, plus the group's minimum where the format has one (two f32 operations, as ggml). */
     @Override
     public final void dequantizeRow(MemorySegment src, long srcOffset, int cols, float[] dst, int dstOffset) {
         int block = layout.kernelBlock();
         float[] effective = new float[(cols + block - 1) / block];
         layout.decode(src, srcOffset, cols, effective, 0);
-        long codes = srcOffset + layout.headerBytes(cols);
+        float[] mins = hasMins() ? new float[effective.length] : null;
+        if (mins != null) {
+            decodeMins(src, srcOffset, cols, mins, 0);
+        }
+        long codes = srcOffset + headerBytes(cols);
         for (int j = 0; j < cols; j++) {
-            dst[dstOffset + j] = effective[j / block] * grid.levelOf(CodePacking.read(src, codes, j, cols, grid.bits));
+            float v = effective[j / block] * grid.levelOf(CodePacking.read(src, codes, j, cols, grid.bits));
+            dst[dstOffset + j] = mins == null ? v : v + mins[j / block];
         }
     }
 
@@ -108,10 +176,14 @@ public abstract class BlockCodeFormat implements QuantFormat {
         int blocksPerRow = (cols + block - 1) / block;
         long rowBytes = bytesPerRow(cols);
         float[] scales = new float[rows * blocksPerRow];
+        float[] mins = hasMins() ? new float[rows * blocksPerRow] : null;
         for (int r = 0; r < rows; r++) {
             layout.decode(data, r * rowBytes, cols, scales, r * blocksPerRow);
+            if (mins != null) {
+                decodeMins(data, r * rowBytes, cols, mins, r * blocksPerRow);
+            }
         }
-        return new BlockCodeWeights(data, rows, cols, rowBytes, layout.headerBytes(cols), grid, block, scales);
+        return new BlockCodeWeights(data, rows, cols, rowBytes, headerBytes(cols), grid, block, scales, mins);
     }
 
     @Override

@@ -1,5 +1,9 @@
 package qlab.quant.format;
 
+import java.util.Optional;
+import qlab.quant.ggml.GgmlCodec;
+import qlab.quant.ggml.GgmlType;
+import qlab.quant.ggml.SameBytesCodec;
 import qlab.quant.kernel.FloatWeights;
 
 /**
@@ -15,5 +19,10 @@ public final class F16Format extends FloatFormat {
     @Override
     short narrow(float v) {
         return Float.floatToFloat16(Math.max(-65504f, Math.min(65504f, v)));
+    }
+
+    @Override
+    public Optional<GgmlCodec> ggml() {
+        return Optional.of(new SameBytesCodec(GgmlType.F16));
     }
 }

@@ -1,5 +1,9 @@
 package qlab.quant.format;
 
+import java.util.Optional;
+import qlab.quant.ggml.GgmlCodec;
+import qlab.quant.ggml.GgmlType;
+import qlab.quant.ggml.SameBytesCodec;
 import qlab.quant.kernel.FloatWeights;
 
 /** f32: 4 bytes per value, 32 bits per weight. */
@@ -11,5 +15,10 @@ public final class F32Format extends FloatFormat {
     @Override
     short narrow(float v) {
         throw new UnsupportedOperationException("f32 is stored unnarrowed");
+    }
+
+    @Override
+    public Optional<GgmlCodec> ggml() {
+        return Optional.of(new SameBytesCodec(GgmlType.F32));
     }
 }

@@ -38,7 +38,11 @@ interface ScaleLayout {
 
     // ---------------------------------------------------------------- implementations
 
-    /** An fp16 scale per block (q8_0, q4_0, q2_0, tq2_0, b1_0): signed, saturated at ±65504. */
+    /**
+     * An fp16 scale per block (q8_0, q4_0, q4_1, q5_0, q5_1, q2_0, tq2_0, b1_0). {@link #encode}
+     * (qlab's own rules) saturates at ±65504; the formats with ggml's names store ggml's fp16
+     * scale, which overflows to ±inf as ggml's does.
+     */
     record Fp16PerBlock(int block) implements ScaleLayout {
         @Override
         public int kernelBlock() {

@@ -58,15 +58,6 @@ final class ScaleSearch {
                 }
                 return amax / grid.maxLevel;
             }
-            case SIGNED_MAX -> {
-                float m = 0;
-                for (int i = 0; i < n; i++) {
-                    if (Math.abs(x[off + i]) > Math.abs(m)) {
-                        m = x[off + i];
-                    }
-                }
-                return m / grid.minLevel;
-            }
             case POSITIVE_MAX -> {
                 float maxPos = 0;
                 float maxNeg = 0;

@@ -35,7 +35,10 @@ public final class BlockCodeWeights extends PackedWeights {
     private final CodeGrid grid;
     private final int bits;
     private final int step;
+    /** Mask of the bits a code unit holds per value (the low 4 of a 5-bit code). */
     private final int codeMask;
+    /** 5-bit codes: where a row's plane of fifth bits starts, from the start of its codes. */
+    private final long highBits;
     private final int levelOffset;
     private final int unitShift;
     private final int unitMask;
@@ -43,6 +46,7 @@ public final class BlockCodeWeights extends PackedWeights {
     private final int blockMask;
     private final int blocksPerRow;
     private final float[] scales; // [rows, blocksPerRow]
+    private final float[] mins;   // [rows, blocksPerRow] or null
     /**
      * f32-activation kernels: values [0, vectorEnd) of a row, whole 32-value groups inside full code
      * units, are done by vector code; the rest by scalar code.
@@ -61,6 +65,15 @@ public final class BlockCodeWeights extends PackedWeights {
      */
     public BlockCodeWeights(MemorySegment data, int rows, int cols, long rowBytes, long codesOffset,
                             CodeGrid grid, int block, float[] scales) {
+        this(data, rows, cols, rowBytes, codesOffset, grid, block, scales, null);
+    }
+
+    /**
+     * @param mins the f32 minimum of every block, [rows, ceil(cols / block)], for the affine
+     *     formats (value = scale × level + min); null for the others
+     */
+    public BlockCodeWeights(MemorySegment data, int rows, int cols, long rowBytes, long codesOffset,
+                            CodeGrid grid, int block, float[] scales, float[] mins) {
         super(rows, cols);
         if (block < 32 || Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
@@ -71,9 +84,11 @@ public final class BlockCodeWeights extends PackedWeights {
         this.grid = grid;
         this.bits = grid.bits;
         this.step = grid.step;
-        this.codeMask = (1 << grid.bits) - 1;
+        this.codeMask = (1 << (grid.bits == 5 ? 4 : grid.bits)) - 1;
+        this.highBits = CodePacking.highBitsOffset(cols);
         this.levelOffset = grid.offset;
-        int unit = CodePacking.unitValues(grid.bits);
+        // 5-bit codes: their low 4 bits are laid out as 4-bit codes, the fifth bits in a plane after them.
+        int unit = CodePacking.unitValues(grid.bits == 5 ? 4 : grid.bits);
         this.unitShift = Integer.numberOfTrailingZeros(unit);
         this.unitMask = unit - 1;
         this.block = block;
@@ -83,15 +98,25 @@ public final class BlockCodeWeights extends PackedWeights {
             throw new IllegalArgumentException("expected " + rows * blocksPerRow + " scales, got " + scales.length);
         }
         this.scales = scales;
+        if (mins != null && mins.length != scales.length) {
+            throw new IllegalArgumentException("expected " + scales.length + " minima, got " + mins.length);
+        }
+        this.mins = mins;
         int fullUnitValues = CodePacking.paddedCols(cols) / unit * unit;
         this.vectorEnd = Math.min(cols & -32, fullUnitValues);
-        this.kernel = GroupKernel.of(grid, data, rowBytes, codesOffset, scales, blocksPerRow, block, vectorEnd >>> 5, cols);
+        this.kernel = GroupKernel.of(grid, data, rowBytes, codesOffset, highBits, scales, blocksPerRow, block,
+                vectorEnd >>> 5, cols);
         this.int8VectorEnd = Math.min(cols & -Lanes.COUNT, fullUnitValues);
     }
 
     @Override
     public long kernelBytes() {
-        return rows * (CodePacking.codeBytes(cols, bits) + 4L * blocksPerRow);
+        return rows * rowKernelBytes();
+    }
+
+    /** Codes and f32 scales (and minima) of one row. */
+    private long rowKernelBytes() {
+        return CodePacking.codeBytes(cols, bits) + (mins == null ? 4L : 8L) * blocksPerRow;
     }
 
     @Override
@@ -121,11 +146,21 @@ public final class BlockCodeWeights extends PackedWeights {
         if (bits == 8) {
             return v;
         }
-        v = v.lanewise(VectorOperators.LSHR, ((j & unitMask) >>> 4) * bits).and(codeMask);
+        v = v.lanewise(VectorOperators.LSHR, ((j & unitMask) >>> 4) * (bits == 5 ? 4 : bits)).and(codeMask);
+        if (bits == 5) {
+            int word = data.get(GroupKernel.I32_LE, rowCodes + highBits + (j >>> 5 << 2));
+            v = v.or(GroupKernel.highBits(word, j & 31));
+        }
         if (step == 2) {
             v = v.add(v);
         }
         return v.sub(levelOffset);
+    }
+
+    /** Weight j of a row: scale × level, plus the block's minimum in the affine formats (two f32 operations). */
+    private float weight(long rowCodes, int s, int j) {
+        float w = scales[s + j / block] * level(rowCodes, j);
+        return mins == null ? w : w + mins[s + j / block];
     }
 
     @Override
@@ -133,7 +168,7 @@ public final class BlockCodeWeights extends PackedWeights {
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
         for (int j = 0; j < cols; j++) {
-            dst[dstOffset + j] = scales[s + j / block] * level(rowCodes, j);
+            dst[dstOffset + j] = weight(rowCodes, s, j);
         }
     }
 
@@ -143,8 +178,14 @@ public final class BlockCodeWeights extends PackedWeights {
         kernel.dequantize(row, dst, dstOffset);
         long rowCodes = row * rowBytes + codesOffset;
         int s = row * blocksPerRow;
+        if (mins != null) {
+            for (int j = 0; j < vectorEnd; j += Lanes.COUNT) {
+                FloatVector.fromArray(Lanes.FLOATS, dst, dstOffset + j).add(mins[s + j / block])
+                        .intoArray(dst, dstOffset + j);
+            }
+        }
         for (int j = vectorEnd; j < cols; j++) {
-            dst[dstOffset + j] = scales[s + j / block] * level(rowCodes, j);
+            dst[dstOffset + j] = weight(rowCodes, s, j);
         }
     }
 
@@ -161,7 +202,7 @@ public final class BlockCodeWeights extends PackedWeights {
         int s = row * blocksPerRow;
         float sum = 0;
         for (int j = 0; j < cols; j++) {
-            sum += scales[s + j / block] * level(rowCodes, j) * x[xOffset + j];
+            sum += weight(rowCodes, s, j) * x[xOffset + j];
         }
         return sum;
     }
@@ -169,15 +210,37 @@ public final class BlockCodeWeights extends PackedWeights {
     /** The scalar part of a row: values [vectorEnd, cols), added to sum in column order. */
     private float tail(long rowCodes, int s, float[] x, int xOffset, float sum) {
         for (int j = vectorEnd; j < cols; j++) {
-            sum += scales[s + j / block] * level(rowCodes, j) * x[xOffset + j];
+            sum += weight(rowCodes, s, j) * x[xOffset + j];
         }
         return sum;
     }
 
-    /** {@link GroupKernel} over the whole 32-value groups, then the scalar tail. */
+    /** {@link GroupKernel} over the whole 32-value groups (plus the minima's term), then the scalar tail. */
     @Override
     public float dotVector(int row, float[] x, int xOffset) {
-        return tail(row * rowBytes + codesOffset, row * blocksPerRow, x, xOffset, kernel.row(row, x, xOffset));
+        return tail(row * rowBytes + codesOffset, row * blocksPerRow, x, xOffset,
+                withMins(row, x, xOffset, kernel.row(row, x, xOffset)));
+    }
+
+    /**
+     * The affine formats' offset term over the whole groups added to {@code sum}: Σ per group
+     * min × Σ x (the group's activations summed in lanes, one FMA by its block's minimum); {@code
+     * sum} itself where the format has no minima.
+     */
+    private float withMins(int row, float[] x, int xOffset, float sum) {
+        if (mins == null) {
+            return sum;
+        }
+        int s = row * blocksPerRow;
+        FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+        for (int j = 0; j < vectorEnd; j += 32) {
+            FloatVector xs = FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j);
+            for (int h = Lanes.COUNT; h < 32; h += Lanes.COUNT) {
+                xs = xs.add(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j + h));
+            }
+            acc = xs.fma(FloatVector.broadcast(Lanes.FLOATS, mins[s + j / block]), acc);
+        }
+        return sum + Lanes.sumInOrder(acc);
     }
 
     /**
@@ -208,6 +271,8 @@ public final class BlockCodeWeights extends PackedWeights {
             int x0 = xOffset + t * cols;
             int y0 = yOffset + t * yStride;
             kernel.twoFromLevels(row, levels, x, x0, x0 + cols, y, y0, y0 + yStride);
+            y[y0] = withMins(row, x, x0, y[y0]);
+            y[y0 + yStride] = withMins(row, x, x0 + cols, y[y0 + yStride]);
             if (vectorEnd < cols) {
                 y[y0] = tail(rowCodes, s, x, x0, y[y0]);
                 y[y0 + yStride] = tail(rowCodes, s, x, x0 + cols, y[y0 + yStride]);
@@ -215,7 +280,7 @@ public final class BlockCodeWeights extends PackedWeights {
         }
         if (t < tokens) {
             int x0 = xOffset + t * cols;
-            y[yOffset + t * yStride] = tail(rowCodes, s, x, x0, kernel.oneFromLevels(row, levels, x, x0));
+            y[yOffset + t * yStride] = tail(rowCodes, s, x, x0, withMins(row, x, x0, kernel.oneFromLevels(row, levels, x, x0)));
         }
     }
 
@@ -240,10 +305,38 @@ public final class BlockCodeWeights extends PackedWeights {
         float sum = 0;
         for (int b = 0; b < blocksPerRow; b++) {
             int isum = 0;
+            int csum = 0;
             for (int j = b * block, end = Math.min(cols, j + block); j < end; j++) {
                 isum += level(rowCodes, j) * codes[xc + j];
+                csum += codes[xc + j];
             }
             sum += isum * (scales[s + b] * aScales[xs + b]);
+            if (mins != null) {
+                sum += mins[s + b] * (aScales[xs + b] * csum);
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * The affine formats' offset term of the int8 product, block by block in order: Σ min ×
+     * (activation scale × Σ activation codes); 0 where the format has no minima. The single-row
+     * and four-token kernels add it last, in the same way, so they agree bit for bit.
+     */
+    private float int8Mins(int row, Int8Activations a, int token) {
+        if (mins == null) {
+            return 0;
+        }
+        byte[] codes = a.codes();
+        float[] aScales = a.scales();
+        int s = row * blocksPerRow;
+        float sum = 0;
+        for (int b = 0; b < blocksPerRow; b++) {
+            int csum = 0;
+            for (int j = token * cols + b * block, end = token * cols + Math.min(cols, b * block + block); j < end; j++) {
+                csum += codes[j];
+            }
+            sum += mins[s + b] * (aScales[token * blocksPerRow + b] * csum);
         }
         return sum;
     }
@@ -275,7 +368,7 @@ public final class BlockCodeWeights extends PackedWeights {
             int b = j / block;
             sum += level(rowCodes, j) * codes[xc + j] * (scales[s + b] * aScales[xs + b]);
         }
-        return sum;
+        return mins == null ? sum : sum + int8Mins(row, a, token);
     }
 
     /** Whether a matrix of this height gets {@link Int8Strips} from {@link #prepareInt8Rows} (vector kernels on, one whole strip). */
@@ -288,7 +381,11 @@ public final class BlockCodeWeights extends PackedWeights {
         if (repacksInt8Rows(rows) && strips == null) {
             synchronized (this) {
                 if (strips == null) {
-                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits, this::levelsOfRow, scales);
+                    // 5-bit levels go in byte strips; 4-bit levels 0..15 (q4_1) in nibbles shifted down by 8.
+                    int stripBits = bits == 5 ? 8 : bits;
+                    int levelBias = stripBits < 8 ? Math.max(0, grid.maxLevel - 7) : 0;
+                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, stripBits, levelBias, this::levelsOfRow,
+                            scales, mins);
                 }
             }
         }
@@ -310,7 +407,7 @@ public final class BlockCodeWeights extends PackedWeights {
             return kernelBytes();
         }
         int rest = rows - st.strips() * Int8Strips.ROWS;
-        return st.byteSize() + rest * (CodePacking.codeBytes(cols, bits) + 4L * blocksPerRow);
+        return st.byteSize() + rest * rowKernelBytes();
     }
 
     /** Rows the int8 row kernel takes from {@link Int8Strips} (the rest: scalar); 0 before {@link #prepareInt8Rows}. */
@@ -402,6 +499,12 @@ public final class BlockCodeWeights extends PackedWeights {
             r1 += w * codes[c1 + j] * (d * aScales[s1 + b]);
             r2 += w * codes[c2 + j] * (d * aScales[s2 + b]);
             r3 += w * codes[c3 + j] * (d * aScales[s3 + b]);
+        }
+        if (mins != null) {
+            r0 += int8Mins(row, a, t0);
+            r1 += int8Mins(row, a, t0 + 1);
+            r2 += int8Mins(row, a, t0 + 2);
+            r3 += int8Mins(row, a, t0 + 3);
         }
         y[y0] = r0;
         y[y0 + yStride] = r1;

@@ -12,6 +12,12 @@ public enum CodeGrid {
     INT8(8, -127, 127, 1, 0, 0),
     /** q4_0, q4_8: −8..7, the asymmetric grid ggml uses with its signed-max scale. */
     Q4(4, -8, 7, 1, 8, 0),
+    /** q4_1: unsigned 0..15 (the block's minimum carries the offset). */
+    Q4U(4, 0, 15, 1, 0, 0),
+    /** q5_0: −16..15, stored as 5-bit codes level + 16. */
+    Q5(5, -16, 15, 1, 16, 0),
+    /** q5_1: unsigned 0..31. */
+    Q5U(5, 0, 31, 1, 0, 0),
     /** int4 reference: symmetric −7..7. */
     INT4(4, -7, 7, 1, 8, 0),
     /**

@@ -27,7 +27,22 @@ import jdk.incubator.vector.VectorOperators;
  * loop or a four-token loop went past it (measured 10× slower), so decode takes one row and
  * prefill two tokens per pass.
  */
-abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4, GroupKernel.CodesLow {
+abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4, GroupKernel.Codes5, GroupKernel.CodesLow {
+    static final java.lang.foreign.ValueLayout.OfInt I32_LE =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** Per start value (0, 8, 16, 24 with 8 lanes; 0, 16 with 16): the bit index of each lane's value. */
+    private static final IntVector[] BIT_OF_LANE = new IntVector[32 / Lanes.COUNT];
+
+    static {
+        for (int i = 0; i < BIT_OF_LANE.length; i++) {
+            int[] bits = new int[Lanes.COUNT];
+            for (int lane = 0; lane < bits.length; lane++) {
+                bits[lane] = i * Lanes.COUNT + lane;
+            }
+            BIT_OF_LANE[i] = IntVector.fromArray(Lanes.INTS, bits, 0);
+        }
+    }
+
     final MemorySegment data;
     final long rowBytes;
     final long codesOffset;
@@ -49,11 +64,13 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         this.cols = cols;
     }
 
-    static GroupKernel of(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, float[] scales,
-                          int blocksPerRow, int block, int groups, int cols) {
+    /** @param highBits 5-bit codes: where the plane of fifth bits starts, from the start of a row's codes */
+    static GroupKernel of(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, long highBits,
+                          float[] scales, int blocksPerRow, int block, int groups, int cols) {
         return switch (grid.bits) {
             case 8 -> new Codes8(data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
             case 4 -> new Codes4(grid, data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+            case 5 -> new Codes5(grid, data, rowBytes, codesOffset, highBits, scales, blocksPerRow, block, groups, cols);
             default -> new CodesLow(grid, data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
         };
     }
@@ -132,6 +149,15 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
     static FloatVector bytesToFloats(MemorySegment data, long at) {
         return (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, at, ByteOrder.LITTLE_ENDIAN)
                 .castShape(Lanes.FLOATS, 0);
+    }
+
+    /**
+     * The fifth bits of the {@link Lanes#COUNT} values from value {@code start} of a 32-value group
+     * (a multiple of the lane count), as 16 or 0 per int lane; {@code word} is the group's 32 bits.
+     */
+    static IntVector highBits(int word, int start) {
+        return IntVector.broadcast(Lanes.INTS, word).lanewise(VectorOperators.LSHR, BIT_OF_LANE[start / Lanes.COUNT])
+                .and(1).lanewise(VectorOperators.LSHL, 4);
     }
 
     static FloatVector floats(IntVector v) {
@@ -284,6 +310,74 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
                     IntVector v = bytesToInts(data, p + h);
                     floats(v.and(low).sub(off)).mul(d).intoArray(dst, o + h);
                     floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)).mul(d).intoArray(dst, o + 16 + h);
+                }
+            }
+        }
+    }
+
+    /**
+     * 5-bit codes (q5_0, q5_1): a group's low 4 bits are one 16-byte unit of nibbles, as
+     * {@link Codes4} reads them, and its fifth bits a 32-bit word of the high-bit plane; level =
+     * (nibble | fifth bit × 16) − offset.
+     */
+    static final class Codes5 extends GroupKernel {
+        private final int offset;
+        private final long highBits;
+
+        Codes5(CodeGrid grid, MemorySegment data, long rowBytes, long codesOffset, long highBits, float[] scales,
+               int blocksPerRow, int block, int groups, int cols) {
+            super(data, rowBytes, codesOffset, scales, blocksPerRow, block, groups, cols);
+            if (grid.bits != 5 || grid.step != 1) {
+                throw new IllegalArgumentException("5-bit kernel needs a 5-bit step-1 grid, got " + grid);
+            }
+            this.offset = grid.offset;
+            this.highBits = highBits;
+        }
+
+        @Override
+        float row(int row, float[] x, int xOffset) {
+            long codes = row * rowBytes + codesOffset;
+            long high = codes + highBits;
+            int s = row * blocksPerRow;
+            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
+            IntVector off = IntVector.broadcast(Lanes.INTS, offset);
+            FloatVector acc = FloatVector.zero(Lanes.FLOATS);
+            for (int g = 0; g < groups; g++) {
+                long p = codes + ((long) g << 4);
+                int h = data.get(I32_LE, high + ((long) g << 2));
+                int xo = xOffset + (g << 5);
+                FloatVector sum;
+                if (Lanes.COUNT == 8) {
+                    IntVector v0 = bytesToInts(data, p);
+                    IntVector v1 = bytesToInts(data, p + 8);
+                    sum = tree(floats(v0.and(low).or(highBits(h, 0)).sub(off)),
+                            floats(v1.and(low).or(highBits(h, 8)).sub(off)),
+                            floats(v0.lanewise(VectorOperators.LSHR, 4).or(highBits(h, 16)).sub(off)),
+                            floats(v1.lanewise(VectorOperators.LSHR, 4).or(highBits(h, 24)).sub(off)), x, xo);
+                } else {
+                    IntVector v = bytesToInts(data, p);
+                    sum = chain(floats(v.and(low).or(highBits(h, 0)).sub(off)),
+                            floats(v.lanewise(VectorOperators.LSHR, 4).or(highBits(h, 16)).sub(off)), x, xo);
+                }
+                acc = sum.fma(scale(s, g), acc);
+            }
+            return Lanes.sumInOrder(acc);
+        }
+
+        @Override
+        void levels(int row, float[] dst, int at) {
+            long codes = row * rowBytes + codesOffset;
+            long high = codes + highBits;
+            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
+            IntVector off = IntVector.broadcast(Lanes.INTS, offset);
+            for (int g = 0; g < groups; g++) {
+                long p = codes + ((long) g << 4);
+                int hw = data.get(I32_LE, high + ((long) g << 2));
+                int o = at + (g << 5);
+                for (int h = 0; h < 16; h += Lanes.COUNT) {
+                    IntVector v = bytesToInts(data, p + h);
+                    floats(v.and(low).or(highBits(hw, h)).sub(off)).intoArray(dst, o + h);
+                    floats(v.lanewise(VectorOperators.LSHR, 4).or(highBits(hw, 16 + h)).sub(off)).intoArray(dst, o + 16 + h);
                 }
             }
         }

@@ -159,6 +159,18 @@ public final class Int8Strips {
     private final byte[] tail;
     /** Scales of the partial last block, [strip][ROWS] (empty without one). */
     private final float[] tailScales;
+    /**
+     * Nibble levels are stored as level − levelBias + 8 (levelBias 8 for the unsigned 0..15 levels
+     * of q4_1, else 0), so that the stored value less 8 is in [−8, 7] and the 16-bit sums stay
+     * exact; levelBias × Σ activation codes is added back to each block's 32-bit sum.
+     */
+    private final int levelBias;
+    /** Whether each block also stores its rows' minima (q4_1, q5_1), after their scales. */
+    private final boolean hasMins;
+    /** Offset of a block's minima after its codes. */
+    private final int minsAt;
+    /** Minima of the partial last block, [strip][ROWS] (empty without one or without minima). */
+    private final float[] tailMins;
 
     /**
      * Repacks the first {@code strips × ROWS} rows.
@@ -167,11 +179,27 @@ public final class Int8Strips {
      * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
      */
     public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
-        this(strips, cols, block, bits, levels, scales, MAX_ARRAY_BYTES);
+        this(strips, cols, block, bits, 0, levels, scales, null, MAX_ARRAY_BYTES);
+    }
+
+    /**
+     * Repacks the first {@code strips × ROWS} rows of an affine or unsigned-level format.
+     *
+     * @param levelBias 8 for nibble levels in 0..15, else 0 (see {@link #levelBias})
+     * @param mins      the f32 minimum of every block, laid out as {@code scales}; null for none
+     */
+    public Int8Strips(int strips, int cols, int block, int bits, int levelBias, Levels levels, float[] scales,
+                      float[] mins) {
+        this(strips, cols, block, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
     }
 
     /** As above, with the strips in arrays of at most {@code maxArrayBytes} (whole strips; tests use small ones). */
     Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales, long maxArrayBytes) {
+        this(strips, cols, block, bits, 0, levels, scales, null, maxArrayBytes);
+    }
+
+    private Int8Strips(int strips, int cols, int block, int bits, int levelBias, Levels levels, float[] scales,
+                       float[] mins, long maxArrayBytes) {
         if (block < 32 || Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
         }
@@ -181,9 +209,13 @@ public final class Int8Strips {
         this.blocksPerRow = (cols + block - 1) / block;
         this.nibbles = bits < 8;
         this.vectorCols = cols / block * block;
-        this.halfScales = halfScales(strips * ROWS, blocksPerRow, vectorCols / block, scales);
+        this.levelBias = levelBias;
+        this.hasMins = mins != null;
+        this.halfScales = halfScales(strips * ROWS, blocksPerRow, vectorCols / block, scales)
+                && (mins == null || halfScales(strips * ROWS, blocksPerRow, vectorCols / block, mins));
         this.blockCodeBytes = ROWS * (nibbles ? block / 2 : block);
-        this.blockStride = blockCodeBytes + ROWS * (halfScales ? 2 : 4);
+        this.minsAt = blockCodeBytes + ROWS * (halfScales ? 2 : 4);
+        this.blockStride = blockCodeBytes + ROWS * (halfScales ? 2 : 4) * (hasMins ? 2 : 1);
         this.oddScales = HALF * (halfScales ? 2 : 4);
         this.stripBytes = (long) blockStride * (vectorCols / block);
         if (stripBytes > Integer.MAX_VALUE - 64) {
@@ -196,8 +228,9 @@ public final class Int8Strips {
         }
         this.tail = new byte[strips * ROWS * (cols - vectorCols)];
         this.tailScales = new float[vectorCols < cols ? strips * ROWS : 0];
+        this.tailMins = new float[vectorCols < cols && hasMins ? strips * ROWS : 0];
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
-        java.util.stream.IntStream.range(0, strips).parallel().forEach(s -> pack(s, levels, scales));
+        java.util.stream.IntStream.range(0, strips).parallel().forEach(s -> pack(s, levels, scales, mins));
     }
 
     /**
@@ -218,7 +251,7 @@ public final class Int8Strips {
         return true;
     }
 
-    private void pack(int s, Levels levels, float[] rowScales) {
+    private void pack(int s, Levels levels, float[] rowScales, float[] rowMins) {
         int tailCols = cols - vectorCols;
         byte[] strip = new byte[(int) stripBytes];
         float[] rowLevels = new float[cols];
@@ -231,21 +264,20 @@ public final class Int8Strips {
                 int inBlock = j & (block - 1);
                 int blockAt = j / block * blockStride;
                 if (nibbles) {
-                    if (level < -8 || level > 7) {
+                    int stored = level - levelBias;
+                    if (stored < -8 || stored > 7) {
                         throw new IllegalArgumentException("level " + level + " does not fit a nibble");
                     }
                     int at = blockAt + (inBlock >>> 1) * ROWS + lane;
-                    strip[at] = (byte) ((j & 1) == 0 ? level + 8 : (strip[at] & 0x0F) | (level + 8) << 4);
+                    strip[at] = (byte) ((j & 1) == 0 ? stored + 8 : (strip[at] & 0x0F) | (stored + 8) << 4);
                 } else {
                     strip[blockAt + (inBlock >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
                 }
             }
             for (int b = 0; b < vectorCols / block; b++) {
-                float scale = rowScales[row * blocksPerRow + b];
-                int at = b * blockStride + blockCodeBytes + r * (halfScales ? 2 : 4);
-                int bits = halfScales ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
-                for (int k = 0; k < (halfScales ? 2 : 4); k++) { // the kernels reinterpret these bytes in native order
-                    strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (halfScales ? 1 : 3) - k));
+                putScale(strip, b * blockStride + blockCodeBytes + r * (halfScales ? 2 : 4), rowScales[row * blocksPerRow + b]);
+                if (hasMins) {
+                    putScale(strip, b * blockStride + minsAt + r * (halfScales ? 2 : 4), rowMins[row * blocksPerRow + b]);
                 }
             }
             for (int j = vectorCols; j < cols; j++) {
@@ -253,9 +285,20 @@ public final class Int8Strips {
             }
             if (vectorCols < cols) {
                 tailScales[s * ROWS + r] = rowScales[row * blocksPerRow + blocksPerRow - 1];
+                if (hasMins) {
+                    tailMins[s * ROWS + r] = rowMins[row * blocksPerRow + blocksPerRow - 1];
+                }
             }
         }
         System.arraycopy(strip, 0, codes[s / stripsPerArray], (int) ((s % stripsPerArray) * stripBytes), strip.length);
+    }
+
+    /** One row's scale (or minimum) of a block at strip[at]: fp16 or f32, in native byte order (the kernels reinterpret it). */
+    private void putScale(byte[] strip, int at, float scale) {
+        int bits = halfScales ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
+        for (int k = 0; k < (halfScales ? 2 : 4); k++) {
+            strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (halfScales ? 1 : 3) - k));
+        }
     }
 
     /**
@@ -292,7 +335,7 @@ public final class Int8Strips {
 
     /** Bytes the repacked codes and scales occupy. */
     public long byteSize() {
-        return strips * stripBytes + tail.length + 4L * tailScales.length;
+        return strips * stripBytes + tail.length + 4L * (tailScales.length + tailMins.length);
     }
 
     /**
@@ -302,6 +345,8 @@ public final class Int8Strips {
     public static final class Activations {
         final Int8Activations a;
         final short[] corr;  // [tokens][cols / 32]
+        /** Each 32-column chunk's code sum. */
+        final int[] sums;    // [tokens][cols / 32]
         /** Each code as a 16-bit value twice over, so one 32-bit broadcast load fills the short lanes with it. */
         final int[] pairs;   // [tokens][cols]
 
@@ -312,6 +357,7 @@ public final class Int8Strips {
             byte[] q = a.codes();
             this.pairs = new int[q.length];
             this.corr = new short[a.tokens() * chunks];
+            this.sums = new int[a.tokens() * chunks];
             // Made by the calling thread while the pool's workers wait: vectors of codes widened
             // to ints, each 32-column chunk's sum from them (integer sums: any order is exact).
             for (int t = 0; t < a.tokens(); t++) {
@@ -331,6 +377,7 @@ public final class Int8Strips {
                         }
                     }
                     corr[t * chunks + c] = (short) (8 * sum);
+                    sums[t * chunks + c] = sum;
                 }
                 for (int j = row + chunks * 32; j < row + cols; j++) {
                     pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
@@ -440,10 +487,20 @@ public final class Int8Strips {
                 i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
                 i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
             }
+            int csum = levelBias != 0 || hasMins ? blockSum(x, t, b) : 0;
+            if (levelBias != 0) {
+                i0 = i0.add(levelBias * csum);
+                i1 = i1.add(levelBias * csum);
+            }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
             acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            if (hasMins) {
+                FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
+                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+            }
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
@@ -482,8 +539,18 @@ public final class Int8Strips {
             IntVector pairs = sum.reinterpretAsInts();
             IntVector even = pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16);
             IntVector odd = pairs.lanewise(VectorOperators.ASHR, 16);
+            int csum = levelBias != 0 || hasMins ? x.sums[corr + b] : 0;
+            if (levelBias != 0) {
+                even = even.add(levelBias * csum);
+                odd = odd.add(levelBias * csum);
+            }
             acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
             acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            if (hasMins) {
+                FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
+                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+            }
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
@@ -526,21 +593,48 @@ public final class Int8Strips {
                 p += 2 * ROWS;
                 w += 2;
             }
+            int csum = levelBias != 0 || hasMins ? blockSum(x, t, b) : 0;
+            if (levelBias != 0) {
+                i0 = i0.add(levelBias * csum);
+                i1 = i1.add(levelBias * csum);
+            }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
             acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            if (hasMins) {
+                FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
+                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+            }
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
     }
 
-    /** The partial last block, per lane in scalar code: sum += isum × (weight scale × activation scale). */
+    /** Σ activation codes of token t's block b (whole blocks only), from the 32-column chunk sums. */
+    private int blockSum(Activations x, int t, int b) {
+        int chunks = cols / 32;
+        int sum = 0;
+        for (int k = b * (block / 32); k < (b + 1) * (block / 32); k++) {
+            sum += x.sums[t * chunks + k];
+        }
+        return sum;
+    }
+
+    /**
+     * The partial last block, per lane in scalar code: sum += isum × (weight scale × activation
+     * scale), then, with minima, sum += min × (activation scale × Σ codes).
+     */
     private void tail(int s, Int8Activations a, int t, float[] out) {
         int tailCols = cols - vectorCols;
         int b = blocksPerRow - 1;
         byte[] q = a.codes();
         float da = a.scales()[t * blocksPerRow + b];
+        int csum = 0;
+        for (int j = 0; j < tailCols; j++) {
+            csum += q[t * cols + vectorCols + j];
+        }
         for (int lane = 0; lane < ROWS; lane++) {
             int row = s * ROWS + lane;
             int isum = 0;
@@ -548,6 +642,9 @@ public final class Int8Strips {
                 isum += tail[row * tailCols + j] * q[t * cols + vectorCols + j];
             }
             out[lane] += isum * (tailScales[s * ROWS + lane] * da);
+            if (hasMins) {
+                out[lane] += tailMins[s * ROWS + lane] * (da * csum);
+            }
         }
     }
 }
