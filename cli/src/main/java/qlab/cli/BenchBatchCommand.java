@@ -26,7 +26,7 @@ final class BenchBatchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file.")
+    @Option(names = "--model", required = true, description = "Model directory, quantized file or GGUF file.")
     Path model;
 
     @Option(names = "--batch", defaultValue = "1,2,4,8,16,32", split = ",", description = "Batch sizes (default: ${DEFAULT-VALUE}).")

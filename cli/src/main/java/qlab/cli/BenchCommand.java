@@ -25,7 +25,7 @@ final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file.")
+    @Option(names = "--model", required = true, description = "Model directory, quantized file or GGUF file.")
     Path model;
 
     @Option(names = "--prompt-tokens", defaultValue = "64", description = "Prompt length (default: ${DEFAULT-VALUE}).")

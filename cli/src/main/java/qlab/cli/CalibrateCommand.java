@@ -19,6 +19,7 @@ import qlab.engine.model.ModelHash;
 import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.quant.imatrix.LlamaImatrix;
 
 @Command(name = "calibrate", mixinStandardHelpOptions = true,
         description = "Record an importance matrix (mean squared input activation per channel of every matrix) over calibration text.")
@@ -27,7 +28,7 @@ final class CalibrateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "The fp32 model directory.")
+    @Option(names = "--model", required = true, description = "The f32 model directory, or a GGUF file.")
     Path model;
 
     @Option(names = "--text", arity = "1..*", paramLabel = "FILE", description = "Calibration text files.")
@@ -42,8 +43,13 @@ final class CalibrateCommand implements Callable<Integer> {
     @Option(names = "--max-tokens", paramLabel = "N", description = "Use at most N tokens of each file.")
     Integer maxTokens;
 
-    @Option(names = "--out", required = true, description = "Output file (.imatrix, a safetensors container).")
+    @Option(names = "--out", required = true, description = "Output file.")
     Path out;
+
+    @Option(names = "--format", paramLabel = "qlab|gguf|dat",
+            description = "qlab (a safetensors container), gguf or dat (llama-imatrix's two formats). "
+                    + "Default: by the --out name (.gguf, .dat, else qlab).")
+    String format;
 
     @Mixin
     EngineOptions threads;
@@ -53,6 +59,12 @@ final class CalibrateCommand implements Callable<Integer> {
         if (texts.isEmpty() && ids.isEmpty()) {
             throw new QlabException("calibrate needs --text FILE... or --ids FILE...");
         }
+        LlamaImatrix.Format fmt = format == null ? LlamaImatrix.Format.ofFileName(out) : switch (format) {
+            case "qlab" -> LlamaImatrix.Format.QLAB;
+            case "gguf" -> LlamaImatrix.Format.GGUF;
+            case "dat" -> LlamaImatrix.Format.DAT;
+            default -> throw new QlabException("--format is \"" + format + "\", expected qlab, gguf or dat");
+        };
         if (ctx < 2) {
             throw new QlabException("--ctx must be at least 2, got " + ctx);
         }
@@ -77,7 +89,7 @@ final class CalibrateCommand implements Callable<Integer> {
         try (WorkerPool pool = threads.pool()) {
             im = ImportanceMatrix.calibrate(new Transformer(m, pool), tokenized, hashes, ctx, ModelHash.of(model));
         }
-        im.save(out);
+        LlamaImatrix.save(im, fmt, out);
         spec.commandLine().getErr().printf("wrote %s: %d matrices, %d tokens in %.1f s%n", out, im.values().size(), im.tokens(),
                 (System.nanoTime() - t0) / 1e9);
         return 0;

@@ -39,7 +39,7 @@ final class ChatCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file (with a tokenizer.json).")
+    @Option(names = "--model", required = true, description = "Model directory or quantized file (with a tokenizer.json), or a GGUF file.")
     Path model;
 
     @Option(names = "--system", description = "System prompt (default: the template's own).")

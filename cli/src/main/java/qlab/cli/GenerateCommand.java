@@ -32,7 +32,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file.")
+    @Option(names = "--model", required = true, description = "Model directory, quantized file or GGUF file.")
     Path model;
 
     static final class Prompt {

@@ -12,10 +12,14 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import qlab.engine.model.Model;
+import qlab.engine.gguf.GgufFile;
+import qlab.engine.gguf.GgufModel;
+import qlab.engine.gguf.GgufTensor;
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
 import qlab.engine.safetensors.Checkpoint;
 import qlab.engine.safetensors.TensorInfo;
+import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true,
@@ -25,7 +29,7 @@ final class InspectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory (or .safetensors file).")
+    @Option(names = "--model", required = true, description = "Model directory (or .safetensors or .gguf file).")
     Path model;
 
     @Option(names = "--json", description = "Print one JSON object on stdout and nothing else.")
@@ -33,6 +37,9 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (GgufCheckpoint.isGguf(model)) {
+            return inspectGguf();
+        }
         if (java.nio.file.Files.isRegularFile(model) && QuantizedCheckpoint.isQuantized(model)) {
             return inspectQuantized();
         }
@@ -141,6 +148,46 @@ final class InspectCommand implements Callable<Integer> {
                     fileBytes * 8.0 / params);
         }
         out.flush();
+        return 0;
+    }
+
+    /** A GGUF: container facts, its metadata, tensor types, and the config qlab reads from it. */
+    private int inspectGguf() {
+        GgufFile f = GgufCheckpoint.open(model);
+        ModelConfig config = GgufModel.of(f).config();
+        Map<String, Integer> types = new TreeMap<>();
+        long params = 0;
+        long bytes = 0;
+        for (GgufTensor t : f.tensors().values()) {
+            types.merge(t.type().name(), 1, Integer::sum);
+            params += t.elementCount();
+            bytes += t.bytes();
+        }
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        f.metadata().forEach((k, v) -> metadata.put(k, v.describe()));
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("model", model.toString());
+            m.put("gguf_version", f.version());
+            m.put("alignment", f.alignment());
+            m.put("parameters", params);
+            m.put("tensors", f.tensors().size());
+            m.put("bytes", bytes);
+            m.put("types", types);
+            m.put("metadata", metadata);
+            m.put("config", config.describe());
+            m.put("ok", true);
+            JsonOutput.print(out, m);
+        } else {
+            out.printf("model:      %s (GGUF v%d, alignment %d)%n", model, f.version(), f.alignment());
+            out.printf("config:     %s%n", config.describe());
+            out.printf("tensors:    %d%n", f.tensors().size());
+            out.printf("parameters: %,d%n", params);
+            out.printf("bytes:      %,d%n", bytes);
+            out.printf("types:      %s%n", types);
+            metadata.forEach((k, v) -> out.printf("  %s = %s%n", k, v));
+        }
         return 0;
     }
 }

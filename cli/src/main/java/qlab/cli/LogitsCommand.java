@@ -26,7 +26,7 @@ final class LogitsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file.")
+    @Option(names = "--model", required = true, description = "Model directory, quantized file or GGUF file.")
     Path model;
 
     @Option(names = "--ids", required = true, description = "Token ids, e.g. 1,2,3.")

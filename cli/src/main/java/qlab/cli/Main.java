@@ -20,6 +20,7 @@ import qlab.engine.QlabException;
                 KlCommand.class,
                 CalibrateCommand.class,
                 QuantizeCommand.class,
+                ExportCommand.class,
                 TokenizeCommand.class,
                 SweepCommand.class,
                 ParetoCommand.class,

@@ -24,7 +24,7 @@ final class PplCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "Model directory or quantized file.")
+    @Option(names = "--model", required = true, description = "Model directory, quantized file or GGUF file.")
     Path model;
 
     @Mixin

@@ -17,9 +17,11 @@ import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.quant.imatrix.LlamaImatrix;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
         description = {"Quantize a model's weight matrices into one memory-mappable checkpoint (safetensors container).",
@@ -29,7 +31,7 @@ final class QuantizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--model", required = true, description = "The original (f32/f16/bf16) model directory.")
+    @Option(names = "--model", required = true, description = "The original (f32/f16/bf16) model directory, or a GGUF file (dequantized to f32).")
     Path model;
 
     @Option(names = "--format", required = true,
@@ -65,7 +67,7 @@ final class QuantizeCommand implements Callable<Integer> {
     @Option(names = "--head", description = "Format of a separate (untied) LM head.")
     String head;
 
-    @Option(names = "--imatrix", description = "Importance matrix from qlab calibrate: weighted scale search.")
+    @Option(names = "--imatrix", description = "Importance matrix (qlab calibrate, or llama-imatrix's .gguf or .dat): weighted scale search.")
     Path imatrix;
 
     @Option(names = "--out", description = "Output file (.safetensors); required unless --explain.")
@@ -94,7 +96,7 @@ final class QuantizeCommand implements Callable<Integer> {
                 plan = plan.with(r[0], r[1]);
             }
         }
-        if (Files.isRegularFile(model) && QuantizedCheckpoint.isQuantized(model)) {
+        if (Files.isRegularFile(model) && !GgufCheckpoint.isGguf(model) && QuantizedCheckpoint.isQuantized(model)) {
             throw new QlabException(model + " is already quantized; quantize from the original model directory");
         }
         if (explain) {
@@ -104,10 +106,11 @@ final class QuantizeCommand implements Callable<Integer> {
         if (out == null) {
             throw new QlabException("quantize: --out is required (or --explain to only show the assignment)");
         }
-        Model source = Model.load(model);
+        // A GGUF is dequantized to the f32 reference (exact for its F32/F16/BF16 tensors).
+        Model source = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true) : Model.load(model);
         ImportanceMatrix im = null;
         if (imatrix != null) {
-            im = ImportanceMatrix.load(imatrix);
+            im = LlamaImatrix.load(imatrix);
             im.checkAgainst(source.config(), imatrix);
         }
         long t0 = System.nanoTime();
@@ -140,7 +143,8 @@ final class QuantizeCommand implements Callable<Integer> {
 
     /** Prints the plan's per-matrix assignment for the model's config, and the resulting bits per weight. */
     private void explain(QuantPlan plan) {
-        qlab.engine.model.ModelConfig config = qlab.engine.model.ModelConfig.read(model);
+        qlab.engine.model.ModelConfig config = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true).config()
+                : qlab.engine.model.ModelConfig.read(model);
         PrintWriter o = spec.commandLine().getOut();
         long bytes = 0;
         long weights = 0;

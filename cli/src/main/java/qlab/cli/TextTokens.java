@@ -6,11 +6,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import qlab.engine.QlabException;
+import qlab.engine.gguf.GgufFile;
+import qlab.engine.gguf.GgufTokenizer;
 import qlab.engine.tokenizer.Tokenizer;
+import qlab.quant.checkpoint.GgufCheckpoint;
 
 /**
  * The tokenizer that belongs to a model: tokenizer.json in the model directory, or beside a
- * quantized model file.
+ * quantized model file; a GGUF file carries its own in its metadata.
  */
 final class TextTokens {
 
@@ -25,12 +28,18 @@ final class TextTokens {
     }
 
     static Optional<Tokenizer> forModel(Path model) {
+        if (GgufCheckpoint.isGguf(model)) {
+            GgufFile f = GgufCheckpoint.open(model);
+            return GgufTokenizer.present(f)
+                    ? Optional.of(LOADED.computeIfAbsent(model.toAbsolutePath(), p -> GgufTokenizer.read(f)))
+                    : Optional.empty();
+        }
         return locate(model).map(f -> LOADED.computeIfAbsent(f.toAbsolutePath(), Tokenizer::load));
     }
 
     static Tokenizer require(Path model) {
         return forModel(model).orElseThrow(() -> new QlabException(model
-                + ": no tokenizer.json in the model directory (text needs one; use --ids FILE for token ids)"));
+                + ": no tokenizer.json in the model directory or tokenizer.ggml metadata in the GGUF (text needs one; use --ids FILE for token ids)"));
     }
 
     static int[] encode(Path model, String text) {

@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import qlab.engine.QlabException;
 import qlab.engine.tokenizer.Tokenizer;
+import qlab.quant.checkpoint.GgufCheckpoint;
 
 /** Tokenizes a JSON-lines file: each {"text": ...} line becomes {"text": ..., "ids": [...]}. */
 @Command(name = "tokenize", mixinStandardHelpOptions = true,
@@ -36,7 +37,7 @@ public final class TokenizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        Tokenizer tokenizer = Tokenizer.load(model);
+        Tokenizer tokenizer = GgufCheckpoint.isGguf(model) ? TextTokens.require(model) : Tokenizer.load(model);
         if (!Files.isRegularFile(input)) {
             throw new QlabException(input + ": input file not found");
         }

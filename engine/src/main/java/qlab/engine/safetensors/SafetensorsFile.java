@@ -4,14 +4,12 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -23,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import qlab.engine.QlabException;
 import qlab.engine.util.HugePages;
+import qlab.engine.util.MappedFile;
 
 /**
  * One memory-mapped safetensors file: an 8-byte little-endian header length N, N bytes of JSON
@@ -35,11 +34,6 @@ public final class SafetensorsFile {
 
     /** The format's own limit on the JSON header (the reference implementation uses the same). */
     private static final long MAX_HEADER_BYTES = 100L << 20;
-
-    private static final ValueLayout.OfShort SHORT_LE =
-            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat FLOAT_LE =
-            ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path path;
     private final MemorySegment data;
@@ -57,15 +51,7 @@ public final class SafetensorsFile {
     }
 
     public static SafetensorsFile open(Path path) {
-        MemorySegment whole;
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            // Arena.ofAuto: the mapping lives as long as any tensor segment handed out is reachable.
-            whole = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), Arena.ofAuto());
-        } catch (NoSuchFileException e) {
-            throw new QlabException(path + ": not found");
-        } catch (IOException e) {
-            throw new QlabException(path + ": cannot read: " + e.getMessage());
-        }
+        MemorySegment whole = MappedFile.map(path);
         long size = whole.byteSize();
         if (size < 8) {
             throw new QlabException(path + ": file is " + size + " bytes, too short for the 8-byte header length (truncated?)");
@@ -248,21 +234,14 @@ public final class SafetensorsFile {
         }
         MemorySegment s = bytes(name);
         float[] out = new float[(int) count];
-        switch (t.dtype()) {
-            case F32 -> MemorySegment.copy(s, FLOAT_LE, 0, out, 0, out.length);
-            case BF16 -> {
-                for (int i = 0; i < out.length; i++) {
-                    out[i] = Float.intBitsToFloat((s.getAtIndex(SHORT_LE, i) & 0xFFFF) << 16);
-                }
-            }
-            case F16 -> {
-                for (int i = 0; i < out.length; i++) {
-                    out[i] = Float.float16ToFloat(s.getAtIndex(SHORT_LE, i));
-                }
-            }
+        MappedFile.FloatKind kind = switch (t.dtype()) {
+            case F32 -> MappedFile.FloatKind.F32;
+            case BF16 -> MappedFile.FloatKind.BF16;
+            case F16 -> MappedFile.FloatKind.F16;
             default -> throw new QlabException(path + ": tensor \"" + name + "\": field \"dtype\" is "
                     + t.dtype() + ", expected F32, F16 or BF16 for model weights");
-        }
+        };
+        MappedFile.widen(s, kind, out);
         return out;
     }
 }

@@ -57,6 +57,28 @@ public final class Tokenizer {
         return TokenizerJsonLoader.load(fileOrDirectory);
     }
 
+    /**
+     * The tokenizer llama.cpp's GGUF metadata describes: {@code tokenizer.ggml.model} (only
+     * "gpt2", byte-level BPE), {@code tokens}, {@code token_type} (null: all normal),
+     * {@code merges} ("a b") and {@code pre} (the pre-tokenizer's name, e.g. "qwen2").
+     *
+     * @throws qlab.engine.QlabException naming {@code file} and the field that is unsupported or inconsistent
+     */
+    public static Tokenizer fromGgml(String file, String model, List<String> tokens, int[] tokenTypes,
+            List<String> merges, String pre) {
+        return GgmlTokenizerLoader.build(file, model, tokens, tokenTypes, merges, pre);
+    }
+
+    /** llama.cpp's name ({@code tokenizer.ggml.pre}) of the pre-tokenizer that splits by a tokenizer.json pattern. */
+    public static java.util.Optional<String> ggmlPreTokenizerName(String splitPattern) {
+        return GgmlTokenizerLoader.preName(splitPattern);
+    }
+
+    /** The {@code tokenizer.ggml.pre} names qlab reads and writes. */
+    public static java.util.Set<String> ggmlPreTokenizerNames() {
+        return GgmlTokenizerLoader.preNames();
+    }
+
     // ---------------------------------------------------------------- encoding
 
     /**

@@ -270,16 +270,11 @@ final class TokenizerJsonLoader {
         if (vocab == null) {
             throw error("model.vocab", "is missing");
         }
-        int[] byteSymbol = new int[256];
-        for (int b = 0; b < 256; b++) {
-            Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
-            if (id == null) {
-                throw error("model.vocab", "lacks the byte-level symbol for byte " + b
-                        + " (\"" + ByteLevelAlphabet.charOf(b) + "\"); only complete byte-level vocabularies are supported");
-            }
-            byteSymbol[b] = id;
+        int[] byteSymbol = byteSymbols(vocab, file, "model.vocab");
+        if (mergeLeft == null) {
+            throw error("model.merges", "is missing");
         }
-        MergeTable merges = resolveMerges();
+        MergeTable merges = resolveMerges(vocab, mergeLeft, mergeRight, file, "model.merges", "model.vocab");
 
         List<UnicodeNormalization> normalizations = new ArrayList<>();
         readNormalizer(root.get("normalizer"), "normalizer", normalizations);
@@ -364,14 +359,27 @@ final class TokenizerJsonLoader {
                 tokenIds, tokenTexts, special);
     }
 
-    private static String showString(String s) {
+    static String showString(String s) {
         return new com.fasterxml.jackson.databind.node.TextNode(s).toString();
     }
 
-    private MergeTable resolveMerges() {
-        if (mergeLeft == null) {
-            throw error("model.merges", "is missing");
+    /** The id of each byte's byte-level symbol; a vocabulary lacking one is refused. */
+    static int[] byteSymbols(Map<String, Integer> vocab, String file, String field) {
+        int[] byteSymbol = new int[256];
+        for (int b = 0; b < 256; b++) {
+            Integer id = vocab.get(String.valueOf(ByteLevelAlphabet.charOf(b)));
+            if (id == null) {
+                throw new QlabException(file + ": field \"" + field + "\" lacks the byte-level symbol for byte " + b
+                        + " (\"" + ByteLevelAlphabet.charOf(b) + "\"); only complete byte-level vocabularies are supported");
+            }
+            byteSymbol[b] = id;
         }
+        return byteSymbol;
+    }
+
+    /** The merge rules by rank; each side and their concatenation must be in the vocabulary. */
+    static MergeTable resolveMerges(Map<String, Integer> vocab, List<String> mergeLeft, List<String> mergeRight,
+            String file, String field, String vocabField) {
         MergeTable table = new MergeTable(mergeLeft.size());
         for (int rank = 0; rank < mergeLeft.size(); rank++) {
             String left = mergeLeft.get(rank);
@@ -381,7 +389,8 @@ final class TokenizerJsonLoader {
             Integer merged = vocab.get(left + right);
             if (l == null || r == null || merged == null) {
                 String missing = l == null ? left : r == null ? right : left + right;
-                throw error("model.merges[" + rank + "]", "uses " + showString(missing) + ", which is not in model.vocab");
+                throw new QlabException(file + ": field \"" + field + "[" + rank + "]\" uses " + showString(missing)
+                        + ", which is not in " + vocabField);
             }
             table.put(l, r, rank, merged);
         }

@@ -18,6 +18,8 @@ import qlab.engine.data.Datasets;
 import qlab.engine.eval.KlDivergence;
 import qlab.engine.eval.LogProbBaseline;
 import qlab.engine.eval.ScoringMode;
+import qlab.engine.gguf.GgufFile;
+import qlab.engine.gguf.GgufTokenizer;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.model.Transformer;
@@ -35,8 +37,10 @@ import qlab.pipeline.QuantSpec;
 import qlab.pipeline.QuantizedCheckpoint;
 import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.ThroughputSettings;
+import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.quant.imatrix.LlamaImatrix;
 
 /**
  * The sweep worker backed by qlab's own engine, quantizers and measurements. Quality runs on all
@@ -87,6 +91,10 @@ public final class EngineEvaluator implements Evaluator {
         } else {
             dir = Path.of(spec.path());
             id = dir.getFileName().toString();
+            if (GgufCheckpoint.isGguf(dir)) {
+                // Its tensors are widened or dequantized to f32 and the sweep quantizes from those: the id says so.
+                id += " (dequantized to f32)";
+            }
         }
         Model m = model(dir.toString());
         return new PreparedModel(id, ModelHash.of(dir), m.config().parameterCount(), dir.toString());
@@ -112,7 +120,7 @@ public final class EngineEvaluator implements Evaluator {
         Model source = model(model.location());
         ImportanceMatrix im = null;
         if (importance != null) {
-            im = ImportanceMatrix.load(importance);
+            im = LlamaImatrix.load(importance);
             im.checkAgainst(source.config(), importance);
         }
         Model q = qlab.quant.checkpoint.QuantizedCheckpoint.quantize(source, plan, im, pool);
@@ -212,14 +220,23 @@ public final class EngineEvaluator implements Evaluator {
     private Model model(String location) {
         if (!location.equals(loadedLocation)) {
             loaded = null; // let the previous model go before loading the next
-            loaded = Model.load(Path.of(location));
+            Path p = Path.of(location);
+            loaded = GgufCheckpoint.isGguf(p) ? GgufCheckpoint.load(p, false, true) : Model.load(p);
             loadedLocation = location;
         }
         return loaded;
     }
 
     private static Tokenizer tokenizer(PreparedModel model) {
-        Path t = Path.of(model.location()).resolve("tokenizer.json");
+        Path location = Path.of(model.location());
+        if (GgufCheckpoint.isGguf(location)) {
+            GgufFile f = GgufCheckpoint.open(location);
+            if (!GgufTokenizer.present(f)) {
+                throw new QlabException(model.location() + ": no tokenizer.ggml metadata; the sweep scores text and needs one");
+            }
+            return GgufTokenizer.read(f);
+        }
+        Path t = location.resolve("tokenizer.json");
         if (!Files.isRegularFile(t)) {
             throw new QlabException(model.location() + ": no tokenizer.json; the sweep scores text and needs one");
         }

@@ -153,8 +153,8 @@ public final class SweepFileParser {
             }
             YamlNode p = m.entries().get("path");
             Path dir = resolve(string(p, "model.path"));
-            if (!Files.isDirectory(dir)) {
-                throw error(p, "model.path", "no such directory: " + dir);
+            if (!Files.isDirectory(dir) && !(Files.isRegularFile(dir) && dir.getFileName().toString().endsWith(".gguf"))) {
+                throw error(p, "model.path", "no such model directory or .gguf file: " + dir);
             }
             return ModelSpec.directory(dir.toString());
         }

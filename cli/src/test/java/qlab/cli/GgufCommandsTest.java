@@ -1,0 +1,155 @@
+package qlab.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.testing.GgmlFixtures;
+import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.quant.imatrix.LlamaImatrix;
+
+/** The commands on llama.cpp's files: GGUF models as --model, importance matrices in its formats. */
+class GgufCommandsTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void logitsOfTheF16GgufEqualThoseOfTheSafetensorsDirectory() throws Exception {
+        Path a = tmp.resolve("a.f32");
+        Path b = tmp.resolve("b.f32");
+        String ids = "3077,879,68,547,282,258,1899,4094";
+        CliRun ra = CliRun.of("logits", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--ids", ids,
+                "--out", a.toString(), "--threads", "1");
+        CliRun rb = CliRun.of("logits", "--model", GgmlFixtures.model("tiny-k").toString(), "--ids", ids,
+                "--out", b.toString(), "--threads", "1");
+        assertEquals(0, ra.exit(), ra.err());
+        assertEquals(0, rb.exit(), rb.err());
+        assertArrayEquals(Files.readAllBytes(b), Files.readAllBytes(a));
+    }
+
+    @Test
+    void calibrateWritesEachFormatAndQuantizeReadsEach() throws Exception {
+        Path text = write("calib.txt", Files.readString(GgmlFixtures.home().resolve("datasets/calib/en-prose.txt")));
+        ImportanceMatrix first = null;
+        for (String format : new String[] {"qlab", "gguf", "dat"}) {
+            Path im = tmp.resolve("tiny." + format + ".imatrix");
+            CliRun c = CliRun.of("calibrate", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--text",
+                    text.toString(), "--max-tokens", "96", "--ctx", "32", "--format", format, "--out", im.toString(),
+                    "--threads", "1");
+            assertEquals(0, c.exit(), c.err());
+            if (!format.equals("qlab")) {
+                Path named = tmp.resolve("tiny." + format);
+                Files.move(im, named);
+                im = named;
+            }
+            ImportanceMatrix m = LlamaImatrix.load(im);
+            if (first == null) {
+                first = m;
+            } else {
+                for (var e : first.values().entrySet()) {
+                    assertArrayEquals(e.getValue(), m.forMatrix(e.getKey()), format + " " + e.getKey());
+                }
+            }
+            Path q = tmp.resolve("q." + format + ".safetensors");
+            CliRun r = CliRun.of("quantize", "--model", GgmlFixtures.model("tiny-k").toString(), "--format", "q4_0",
+                    "--imatrix", im.toString(), "--out", q.toString(), "--threads", "1");
+            assertEquals(0, r.exit(), r.err());
+        }
+        Path llama = GgmlFixtures.dir().resolve("imatrix/tiny-k.imatrix.dat");
+        CliRun r = CliRun.of("quantize", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--format", "q4_0",
+                "--imatrix", llama.toString(), "--out", tmp.resolve("q.llama.safetensors").toString(), "--threads", "1");
+        assertEquals(0, r.exit(), r.err());
+    }
+
+    @Test
+    void inspectAndTokenizeTakeAGguf() throws Exception {
+        CliRun r = CliRun.of("inspect", "--model", GgmlFixtures.model("tiny-k.q8_0.gguf").toString(), "--json");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("\"Q8_0\" : 15") || r.out().contains("\"Q8_0\":15"), r.out());
+        Path in = write("in.jsonl", "{\"text\":\"<|im_start|>hello world\"}\n");
+        Path out = tmp.resolve("out.jsonl");
+        Path outJson = tmp.resolve("out2.jsonl");
+        assertEquals(0, CliRun.of("tokenize", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--jsonl",
+                in.toString(), "--out", out.toString()).exit());
+        assertEquals(0, CliRun.of("tokenize", "--model", GgmlFixtures.model("tiny-k").toString(), "--jsonl",
+                in.toString(), "--out", outJson.toString()).exit());
+        assertEquals(Files.readString(outJson), Files.readString(out));
+    }
+
+    @Test
+    void aMalformedGgufIsOneLineAndANonZeroExit() throws Exception {
+        byte[] b = Files.readAllBytes(GgmlFixtures.model("tiny-k.f16.gguf"));
+        Path cut = tmp.resolve("cut.gguf");
+        Files.write(cut, Arrays.copyOf(b, b.length / 2));
+        for (String cmd : new String[] {"inspect", "ppl"}) {
+            CliRun r = cmd.equals("ppl")
+                    ? CliRun.of("ppl", "--model", cut.toString(), "--ids", write("ids.txt", "1 2 3 4 5").toString())
+                    : CliRun.of("inspect", "--model", cut.toString());
+            assertEquals(2, r.exit(), r.err());
+            String err = r.err().strip();
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.contains(cut.toString()) && err.contains("past the end"), err);
+            assertFalse(err.contains("\tat "), err);
+        }
+    }
+
+    @Test
+    void exportWritesAGgufFromADirectoryOrAGgufAndRefusesWhatGgmlCannotHold() throws Exception {
+        Path fromDir = tmp.resolve("a.gguf");
+        Path fromGguf = tmp.resolve("b.gguf");
+        CliRun a = CliRun.of("export", "--model", GgmlFixtures.model("tiny-k").toString(), "--format", "q8_0",
+                "--out", fromDir.toString(), "--threads", "1");
+        assertEquals(0, a.exit(), a.err());
+        assertTrue(a.err().contains("Q8_0=15"), a.err());
+        CliRun b = CliRun.of("export", "--model", GgmlFixtures.model("tiny-k.f16.gguf").toString(), "--format", "q8_0",
+                "--imatrix", GgmlFixtures.dir().resolve("imatrix/tiny-k.imatrix.gguf").toString(),
+                "--out", fromGguf.toString(), "--threads", "1");
+        assertEquals(0, b.exit(), b.err());
+        var fa = qlab.quant.checkpoint.GgufCheckpoint.open(fromDir);
+        var fb = qlab.quant.checkpoint.GgufCheckpoint.open(fromGguf);
+        for (String name : fa.tensors().keySet()) {
+            assertEquals(-1, fa.bytes(name).mismatch(fb.bytes(name)), name); // Q8_0 ignores importance, as ggml's does
+        }
+        CliRun r = CliRun.of("export", "--model", GgmlFixtures.model("tiny-k").toString(), "--format", "q4_8",
+                "--out", tmp.resolve("c.gguf").toString());
+        assertEquals(2, r.exit());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("formats that export: "), r.err());
+    }
+
+    @Test
+    void aSweepStartsFromAGgufDequantizedToTheF32Reference() throws Exception {
+        Path text = GgmlFixtures.home().resolve("datasets/eval/en-prose.txt");
+        Path f = write("gguf.yaml", """
+                qlab_sweep: 1
+                model: {path: %s}
+                formats: [q4_0]
+                group_sizes: [32]
+                threads: [1]
+                activations: [f32]
+                evaluation: {text: %s, ctx: 64, tokens: 256}
+                measurements: [quality]
+                """.formatted(GgmlFixtures.model("tiny-k.q8_0.gguf"), text));
+        Path out = tmp.resolve("sweep-out");
+        CliCapture c = CliCapture.run("sweep", f.toString(), "--out", out.toString(), "--cache", tmp.resolve("cache").toString());
+        var rows = qlab.pipeline.results.ResultFiles.readRows(java.util.List.of(out));
+        assertEquals(0, c.exit(), c.err() + rows);
+        assertEquals(1, rows.size(), rows.toString());
+        assertTrue(rows.get(0).ok(), rows.toString());
+        assertEquals("tiny-k.q8_0.gguf (dequantized to f32)", rows.get(0).modelId());
+        assertTrue(rows.get(0).klMean() > 0, rows.toString());
+    }
+
+    private Path write(String name, String content) throws Exception {
+        Path p = tmp.resolve(name);
+        Files.writeString(p, content);
+        return p;
+    }
+}

@@ -1,0 +1,148 @@
+package qlab.quant.checkpoint;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import qlab.engine.QlabException;
+import qlab.engine.gguf.GgufArchitecture;
+import qlab.engine.gguf.GgufModelConfig;
+import qlab.engine.gguf.GgufTensorType;
+import qlab.engine.gguf.GgufValue;
+import qlab.engine.gguf.GgufWriter;
+import qlab.engine.model.Model;
+import qlab.engine.model.ModelConfig;
+import qlab.engine.tensor.F32Matrix;
+import qlab.engine.tensor.Matrix;
+import qlab.engine.util.WorkerPool;
+import qlab.quant.Formats;
+import qlab.quant.QuantFormat;
+import qlab.quant.QuantizedMatrix;
+import qlab.quant.ggml.GgmlCodec;
+import qlab.quant.ggml.GgmlType;
+import qlab.quant.imatrix.ImportanceMatrix;
+
+/**
+ * Writes a qlab configuration as a GGUF file llama.cpp runs: each weight matrix quantized by the
+ * plan with its format's quantizer and converted to ggml's blocks by the format's codec, norms and
+ * biases F32, under llama.cpp's tensor names with {@code ne = [cols, rows]}; the architecture's
+ * hyperparameters, the tokenizer and chat template as metadata; alignment 32.
+ */
+public final class GgufExport {
+
+    public static final int ALIGNMENT = 32;
+
+    private GgufExport() {}
+
+    /** Registry formats that have a ggml type, by name (at their default group). */
+    public static List<String> exportableFormats() {
+        List<String> out = new ArrayList<>();
+        for (QuantFormat f : Formats.all()) {
+            if (f.ggml().isPresent()) {
+                out.add(f.name());
+            }
+        }
+        return out;
+    }
+
+    /** The tensor's format and codec, or a one-line refusal naming the tensor. */
+    private static GgmlCodec codecFor(String qlabName, String ggufName, QuantFormat format, int cols) {
+        Optional<GgmlCodec> codec = format.ggml();
+        if (codec.isEmpty()) {
+            throw new QlabException("format " + format.label() + " (for " + ggufName + ") has no ggml type; formats that export: "
+                    + String.join(", ", exportableFormats()));
+        }
+        GgmlType t = codec.get().type();
+        if (cols % t.blockSize != 0) {
+            throw new QlabException("tensor " + ggufName + " has rows of " + cols + " values, not a multiple of " + t
+                    + "'s block of " + t.blockSize + " (a GGUF cannot pad rows); give it another format in the spec, e.g. +"
+                    + QuantPlan.Role.of(qlabName).id() + "=f16");
+        }
+        return codec.get();
+    }
+
+    /** llama.cpp's {@code general.file_type} (enum llama_ftype) for a file mostly in {@code t}, if it has one. */
+    static Optional<Integer> fileType(GgmlType t) {
+        return Optional.ofNullable(switch (t) {
+            case F32 -> 0;
+            case F16 -> 1;
+            case Q4_0 -> 2;
+            case Q4_1 -> 3;
+            case Q8_0 -> 7;
+            case Q5_0 -> 8;
+            case Q5_1 -> 9;
+            case Q2_K -> 10;
+            case Q3_K -> 12;
+            case Q4_K -> 15;
+            case Q5_K -> 17;
+            case Q6_K -> 18;
+            case IQ4_NL -> 25;
+            case IQ4_XS -> 30;
+            case BF16 -> 32;
+            default -> null;
+        });
+    }
+
+    /**
+     * Exports an f32 model. Every tensor's format is checked before anything is quantized, so a
+     * refusal costs nothing.
+     *
+     * @param tokenizer the {@code tokenizer.*} metadata to carry (see qlab.engine.gguf.GgufTokenizer)
+     */
+    public static void write(Model source, String name, QuantPlan plan, ImportanceMatrix importance,
+            Map<String, GgufValue> tokenizer, WorkerPool pool, Path out) {
+        GgufArchitecture arch = GgufArchitecture.QWEN2;
+        ModelConfig c = source.config();
+        Map<String, Matrix> matrices = QuantizedCheckpoint.matrices(c, source.weights());
+        Map<String, QuantFormat> formats = new LinkedHashMap<>();
+        for (var e : matrices.entrySet()) {
+            String ggufName = arch.ggufName(e.getKey()).orElseThrow();
+            if (!(e.getValue() instanceof F32Matrix)) {
+                throw new QlabException(source.source() + ": tensor " + ggufName + " is already " + e.getValue().format()
+                        + "; export from the original (f32/f16/bf16) model or a GGUF");
+            }
+            QuantFormat f = plan.choiceFor(e.getKey(), c, e.getValue().cols(), importance != null).resolve();
+            codecFor(e.getKey(), ggufName, f, e.getValue().cols());
+            formats.put(e.getKey(), f);
+        }
+        GgufWriter w = new GgufWriter(ALIGNMENT);
+        w.put("general.architecture", GgufValue.string(arch.name()));
+        w.put("general.type", GgufValue.string("model"));
+        w.put("general.name", GgufValue.string(name));
+        // A llama.cpp named type writes its own file type (Q4_K_M: 15); a plain format, its type's.
+        Optional<Integer> fileType = plan.recipe().isPresent() ? Optional.of(plan.recipe().get().fileType)
+                : fileType(formats.get(qlab.engine.model.ModelManifest.layer(0, "mlp.up_proj.weight")).ggml().orElseThrow().type());
+        fileType.ifPresent(t -> w.put("general.file_type", GgufValue.u32(t)));
+        w.put("general.quantization_version", GgufValue.u32(2));
+        GgufModelConfig.metadata(arch, c).forEach(w::put);
+        tokenizer.forEach(w::put);
+
+        for (var e : matrices.entrySet()) {
+            F32Matrix m = (F32Matrix) e.getValue();
+            QuantFormat f = formats.get(e.getKey());
+            GgmlCodec codec = f.ggml().orElseThrow();
+            GgmlType t = codec.type();
+            long rowBytes = t.rowBytes(m.cols());
+            float[] imp = importance == null ? null : importance.forMatrix(e.getKey());
+            w.tensor(arch.ggufName(e.getKey()).orElseThrow(), new long[] {m.cols(), m.rows()},
+                    GgufCheckpoint.TYPES.apply(t.id), rowBytes * m.rows(), () -> {
+                        QuantizedMatrix q = QuantizedMatrix.quantize(f, m.data(), m.rows(), m.cols(), imp, pool);
+                        MemorySegment dst = java.lang.foreign.Arena.ofAuto().allocate(rowBytes * m.rows());
+                        long qlabRow = f.bytesPerRow(m.cols());
+                        for (int r = 0; r < m.rows(); r++) {
+                            codec.toGgml(q.data(), r * qlabRow, m.cols(), dst, r * rowBytes);
+                        }
+                        return dst;
+                    });
+        }
+        for (var e : QuantizedCheckpoint.vectors(c, source.weights()).entrySet()) {
+            float[] v = e.getValue();
+            w.tensor(arch.ggufName(e.getKey()).orElseThrow(), new long[] {v.length}, GgufTensorType.F32, 4L * v.length,
+                    () -> GgufWriter.f32(v));
+        }
+        w.write(out);
+    }
+}
