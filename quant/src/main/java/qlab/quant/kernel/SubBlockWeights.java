@@ -215,6 +215,22 @@ public final class SubBlockWeights extends PackedWeights {
     @Override
     public float dotInt8Vector(int row, Int8Activations a, int token) {
         checkActivations(a);
+        return dotInt8Vector(row, a, token, codeSums(a, token));
+    }
+
+    /** Σ code of every 16 activation codes of a token (the last sub-block may be partial). */
+    private int[] codeSums(Int8Activations a, int token) {
+        byte[] codes = a.codes();
+        int xc = token * cols;
+        int[] sums = new int[(cols + SUB - 1) / SUB];
+        for (int j = 0; j < cols; j++) {
+            sums[j / SUB] += codes[xc + j];
+        }
+        return sums;
+    }
+
+    /** {@link #dotInt8Vector} with the token's code sums per 16 values given. */
+    private float dotInt8Vector(int row, Int8Activations a, int token, int[] codeSums) {
         byte[] codes = a.codes();
         int xc = token * cols;
         int base = row * stride;
@@ -223,24 +239,19 @@ public final class SubBlockWeights extends PackedWeights {
         int j0 = 0;
         for (; j0 < wholeSubBlocks; j0 += SUB) {
             IntVector products = IntVector.zero(Lanes.INTS);
-            IntVector codeSum = products;
             for (int j = j0; j < j0 + SUB; j += Lanes.COUNT) {
                 IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
                 IntVector l = (IntVector) ByteVector.fromArray(Lanes.BYTES, levels, base + j).castShape(Lanes.INTS, 0);
                 products = l.mul(q).add(products);
-                codeSum = codeSum.add(q);
             }
-            sum = step(sum, row, a, token, j0, products.reduceLanes(VectorOperators.ADD),
-                    codeSum.reduceLanes(VectorOperators.ADD));
+            sum = step(sum, row, a, token, j0, products.reduceLanes(VectorOperators.ADD), codeSums[j0 / SUB]);
         }
         if (j0 < cols) {
             int isum = 0;
-            int csum = 0;
             for (int j = j0; j < cols; j++) {
                 isum += levels[base + j] * codes[xc + j];
-                csum += codes[xc + j];
             }
-            sum = step(sum, row, a, token, j0, isum, csum);
+            sum = step(sum, row, a, token, j0, isum, codeSums[j0 / SUB]);
         }
         return (float) sum;
     }
@@ -252,15 +263,25 @@ public final class SubBlockWeights extends PackedWeights {
         }
     }
 
-    /** Every row and token by {@link #dotInt8Vector}: the reference's bits. */
+    /**
+     * Every row and token by {@link #dotInt8Vector}, the tokens' code sums computed once per call:
+     * the reference's bits (integer sums are exact in any order).
+     */
     @Override
     public void dotInt8Rows(int rowStart, int rowEnd, Int8Strips.Activations x, float[] y, int yOffset, int yStride) {
         Int8Activations a = x.codes();
         checkActivations(a);
-        boolean vector = PackedWeights.VECTOR_ENABLED;
+        if (!PackedWeights.VECTOR_ENABLED) {
+            super.dotInt8Rows(rowStart, rowEnd, x, y, yOffset, yStride);
+            return;
+        }
+        int[][] codeSums = new int[a.tokens()][];
+        for (int t = 0; t < a.tokens(); t++) {
+            codeSums[t] = codeSums(a, t);
+        }
         for (int r = rowStart; r < rowEnd; r++) {
             for (int t = 0; t < a.tokens(); t++) {
-                y[yOffset + r + t * yStride] = vector ? dotInt8Vector(r, a, t) : dotInt8Scalar(r, a, t);
+                y[yOffset + r + t * yStride] = dotInt8Vector(r, a, t, codeSums[t]);
             }
         }
     }
