@@ -21,6 +21,11 @@ public final class IQ4_NLFormat extends SuperBlockFormat {
     }
 
     @Override
+    boolean hasMins() {
+        return false;
+    }
+
+    @Override
     void decodeBlock(byte[] in, float[] scales, float[] mins, int sOff, byte[] levels, int lOff) {
         float d = fp16At(in, 0);
         scales[sOff] = d;

@@ -29,6 +29,11 @@ public final class IQ4_XSFormat extends SuperBlockFormat {
     }
 
     @Override
+    boolean hasMins() {
+        return false;
+    }
+
+    @Override
     void decodeBlock(byte[] in, float[] scales, float[] mins, int sOff, byte[] levels, int lOff) {
         float d = fp16At(in, 0);
         int high = u8(in, 2) | (u8(in, 3) << 8);

@@ -123,6 +123,11 @@ public final class Q2_KFormat extends SuperBlockFormat {
     }
 
     @Override
+    boolean hasMins() {
+        return true;
+    }
+
+    @Override
     void decodeBlock(byte[] in, float[] scales, float[] mins, int sOff, byte[] levels, int lOff) {
         float d = fp16At(in, 80);
         float dmin = fp16At(in, 82);

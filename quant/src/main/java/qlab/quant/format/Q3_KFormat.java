@@ -125,6 +125,11 @@ public final class Q3_KFormat extends SuperBlockFormat {
     }
 
     @Override
+    boolean hasMins() {
+        return false;
+    }
+
+    @Override
     void decodeBlock(byte[] in, float[] scales, float[] mins, int sOff, byte[] levels, int lOff) {
         float d = fp16At(in, 108);
         for (int g = 0; g < 16; g++) {

@@ -76,6 +76,11 @@ public final class Q6_KFormat extends SuperBlockFormat {
     }
 
     @Override
+    boolean hasMins() {
+        return false;
+    }
+
+    @Override
     void decodeBlock(byte[] in, float[] scales, float[] mins, int sOff, byte[] levels, int lOff) {
         float d = fp16At(in, 208);
         for (int s = 0; s < 16; s++) {

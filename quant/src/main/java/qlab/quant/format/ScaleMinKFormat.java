@@ -158,6 +158,11 @@ abstract class ScaleMinKFormat extends SuperBlockFormat {
     }
 
     @Override
+    boolean hasMins() {
+        return true;
+    }
+
+    @Override
     final void decodeBlock(byte[] in, float[] scales, float[] mins, int sOff, byte[] levels, int lOff) {
         float d = fp16At(in, 0);
         float dmin = fp16At(in, 2);

@@ -68,6 +68,9 @@ public abstract class SuperBlockFormat implements QuantFormat {
         return true;
     }
 
+    /** Whether the type stores a min per sub-block (q2_k, q4_k, q5_k); the others decode mins of 0. */
+    abstract boolean hasMins();
+
     /**
      * Quantizes one block: x[xOff .. xOff + block), importance weights qw[qwOff ..] or null for
      * ggml's plain quantizer, into out[0 .. typeSize).
@@ -143,7 +146,7 @@ public abstract class SuperBlockFormat implements QuantFormat {
         for (int r = 0; r < rows; r++) {
             decodeRow(data, r * rowBytes, cols, scales, mins, r * (padded / SUB), levels, r * padded);
         }
-        return new SubBlockWeights(rows, cols, padded, levels, scales, mins);
+        return new SubBlockWeights(rows, cols, padded, levels, scales, hasMins() ? mins : null);
     }
 
     @Override

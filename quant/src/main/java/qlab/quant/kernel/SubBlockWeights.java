@@ -33,21 +33,22 @@ public final class SubBlockWeights extends PackedWeights {
     private final int stride;
     private final byte[] levels;   // [rows, stride]
     private final float[] scales;  // [rows, stride / 16]
-    private final float[] mins;    // [rows, stride / 16]
+    private final float[] mins;    // [rows, stride / 16], or null: every min 0
     private final int vectorEnd;
 
     /**
      * @param stride values stored per row (cols padded to the format's block, a multiple of 16)
      * @param levels rows × stride levels
      * @param scales rows × stride / 16 effective scales
-     * @param mins rows × stride / 16 effective mins (0 where the format has none)
+     * @param mins rows × stride / 16 effective mins, or null for a format without mins (all 0)
      */
     public SubBlockWeights(int rows, int cols, int stride, byte[] levels, float[] scales, float[] mins) {
         super(rows, cols);
         if (stride % SUB != 0 || stride < cols) {
             throw new IllegalArgumentException("stride " + stride + " must be a multiple of 16 and hold " + cols + " columns");
         }
-        if (levels.length != (long) rows * stride || scales.length != rows * (stride / SUB) || mins.length != scales.length) {
+        if (levels.length != (long) rows * stride || scales.length != rows * (stride / SUB)
+                || mins != null && mins.length != scales.length) {
             throw new IllegalArgumentException("levels, scales and mins do not match " + rows + " rows of " + stride);
         }
         this.stride = stride;
@@ -59,7 +60,7 @@ public final class SubBlockWeights extends PackedWeights {
 
     @Override
     public long kernelBytes() {
-        return (long) rows * stride + 8L * scales.length;
+        return (long) rows * stride + (mins == null ? 4L : 8L) * scales.length;
     }
 
     @Override
@@ -67,9 +68,14 @@ public final class SubBlockWeights extends PackedWeights {
         return true;
     }
 
+    /** The min of sub-block s; 0 (subtracting it changes no bits) for formats without mins. */
+    private float min(int s) {
+        return mins == null ? 0f : mins[s];
+    }
+
     private float weight(int row, int j) {
         int s = row * (stride / SUB) + j / SUB;
-        return scales[s] * levels[row * stride + j] - mins[s];
+        return scales[s] * levels[row * stride + j] - min(s);
     }
 
     @Override
@@ -90,7 +96,7 @@ public final class SubBlockWeights extends PackedWeights {
         int j = 0;
         for (; j < vectorEnd; j += Lanes.COUNT) {
             int s = s0 + j / SUB;
-            weights(base + j, scales[s], mins[s]).intoArray(dst, dstOffset + j);
+            weights(base + j, scales[s], min(s)).intoArray(dst, dstOffset + j);
         }
         for (; j < cols; j++) {
             dst[dstOffset + j] = weight(row, j);
@@ -120,7 +126,7 @@ public final class SubBlockWeights extends PackedWeights {
         int j = 0;
         for (; j < vectorEnd; j += Lanes.COUNT) {
             int s = s0 + j / SUB;
-            acc = weights(base + j, scales[s], mins[s]).fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), acc);
+            acc = weights(base + j, scales[s], min(s)).fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), acc);
         }
         float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
@@ -143,7 +149,7 @@ public final class SubBlockWeights extends PackedWeights {
             int j = 0;
             for (; j < vectorEnd; j += Lanes.COUNT) {
                 int s = s0 + j / SUB;
-                FloatVector w = weights(base + j, scales[s], mins[s]);
+                FloatVector w = weights(base + j, scales[s], min(s));
                 acc0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), acc0);
                 acc1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), acc1);
             }
@@ -209,7 +215,7 @@ public final class SubBlockWeights extends PackedWeights {
     private double step(double sum, int row, Int8Activations a, int token, int j0, int isum, int csum) {
         int s = row * (stride / SUB) + j0 / SUB;
         double as = a.scales()[token * a.blocksPerRow() + j0 / ACTIVATION_BLOCK];
-        return sum + ((double) isum * scales[s] - (double) csum * mins[s]) * as;
+        return sum + ((double) isum * scales[s] - (double) csum * min(s)) * as;
     }
 
     @Override
