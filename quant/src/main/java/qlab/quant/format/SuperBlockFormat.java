@@ -137,7 +137,7 @@ public abstract class SuperBlockFormat implements QuantFormat {
     }
 
     @Override
-    public final PackedWeights pack(MemorySegment data, int rows, int cols) {
+    public PackedWeights pack(MemorySegment data, int rows, int cols) {
         int padded = blocks(cols) * type.blockSize;
         long rowBytes = bytesPerRow(cols);
         float[] scales = new float[rows * (padded / SUB)];
@@ -146,7 +146,12 @@ public abstract class SuperBlockFormat implements QuantFormat {
         for (int r = 0; r < rows; r++) {
             decodeRow(data, r * rowBytes, cols, scales, mins, r * (padded / SUB), levels, r * padded);
         }
-        return new SubBlockWeights(rows, cols, padded, levels, scales, hasMins() ? mins : null);
+        return SubBlockWeights.copied(rows, cols, padded, levels, scales, hasMins() ? mins : null);
+    }
+
+    /** Whether {@link #pack} makes its own copy of the levels (true), or reads the stored rows in place. */
+    public boolean packsCopy() {
+        return true;
     }
 
     @Override

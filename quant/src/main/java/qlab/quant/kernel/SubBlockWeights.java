@@ -8,11 +8,12 @@ import qlab.quant.Int8Activations;
 import qlab.quant.PackedWeights;
 
 /**
- * Kernels for formats decoded into 16-value sub-blocks (llama.cpp's k-quants and IQ4): every
- * value's integer level as a byte, and per 16 values an f32 scale and an f32 min, with
- * weight = scale × level − min in f32, bitwise the format's dequantized value. The levels are a
- * copy made at pack time ({@code rows × paddedCols} bytes), so one pass reads about 1.5 bytes per
- * weight whatever the stored bits.
+ * Kernels for formats decoded into sub-blocks of 16 or 32 values (llama.cpp's k-quants and IQ4):
+ * every value's small integer level, and per sub-block an f32 scale and an f32 min, with
+ * weight = scale × level − min in f32, bitwise the format's dequantized value. The levels are
+ * either a byte copy made at pack time ({@link #copied}: about 1.25–1.5 bytes per weight with the
+ * scales, whatever the stored bits) or, for q4_k, the stored nibbles read in place
+ * ({@link #q4kInPlace}: 0.75 bytes per weight with its per-32 scales and mins).
  *
  * <p>f32-activation kernels: each chunk of {@link Lanes#COUNT} levels is widened to floats,
  * turned into the exact weights by one multiply and one subtract, and accumulated with one FMA
@@ -25,42 +26,141 @@ import qlab.quant.PackedWeights;
  * The vector kernel forms the integer sums with int lanes and does the other steps in the same
  * order as the scalar reference, so every int8 kernel gives the reference's bits.
  */
-public final class SubBlockWeights extends PackedWeights {
+public abstract sealed class SubBlockWeights extends PackedWeights {
     private static final int SUB = 16;
     /** Values per activation scale on the int8 path. */
     public static final int ACTIVATION_BLOCK = 32;
 
-    private final int stride;
-    private final byte[] levels;   // [rows, stride]
-    private final float[] scales;  // [rows, stride / 16]
-    private final float[] mins;    // [rows, stride / 16], or null: every min 0
+    /** Values per row the scales cover (cols padded to the format's block). */
+    final int stride;
+    private final int subShift;
+    private final float[] scales;  // [rows, stride >> subShift]
+    private final float[] mins;    // [rows, stride >> subShift], or null: every min 0
     private final int vectorEnd;
 
     /**
-     * @param stride values stored per row (cols padded to the format's block, a multiple of 16)
-     * @param levels rows × stride levels
-     * @param scales rows × stride / 16 effective scales
-     * @param mins rows × stride / 16 effective mins, or null for a format without mins (all 0)
+     * @param stride values per row the scales cover (cols padded to the format's block)
+     * @param sub values per scale: 16 or 32
+     * @param scales rows × stride / sub effective scales
+     * @param mins rows × stride / sub effective mins, or null for a format without mins (all 0)
      */
-    public SubBlockWeights(int rows, int cols, int stride, byte[] levels, float[] scales, float[] mins) {
+    private SubBlockWeights(int rows, int cols, int stride, int sub, float[] scales, float[] mins) {
         super(rows, cols);
-        if (stride % SUB != 0 || stride < cols) {
-            throw new IllegalArgumentException("stride " + stride + " must be a multiple of 16 and hold " + cols + " columns");
+        if ((sub != 16 && sub != 32) || stride % sub != 0 || stride < cols) {
+            throw new IllegalArgumentException("stride " + stride + " must be a multiple of " + sub + " and hold " + cols + " columns");
         }
-        if (levels.length != (long) rows * stride || scales.length != rows * (stride / SUB)
-                || mins != null && mins.length != scales.length) {
-            throw new IllegalArgumentException("levels, scales and mins do not match " + rows + " rows of " + stride);
+        if (scales.length != rows * (stride / sub) || mins != null && mins.length != scales.length) {
+            throw new IllegalArgumentException("scales and mins do not match " + rows + " rows of " + stride + " in " + sub + "s");
         }
         this.stride = stride;
-        this.levels = levels;
+        this.subShift = Integer.numberOfTrailingZeros(sub);
         this.scales = scales;
         this.mins = mins;
         this.vectorEnd = cols & -Lanes.COUNT;
     }
 
+    /**
+     * Levels copied at pack time, one byte each: {@code rows × stride} bytes, so a pass reads 1 byte
+     * per weight plus the scales whatever the stored bits.
+     *
+     * @param levels rows × stride levels
+     * @param scales rows × stride / 16 effective scales
+     */
+    public static SubBlockWeights copied(int rows, int cols, int stride, byte[] levels, float[] scales, float[] mins) {
+        return new Copied(rows, cols, stride, levels, scales, mins);
+    }
+
+    /**
+     * q4_k's levels read in place from its stored blocks (nibbles, 0.5 byte per weight), with its
+     * per-32 scales and mins decoded at pack time.
+     *
+     * @param data the rows of ggml Q4_K blocks, {@code rowBytes} each
+     * @param scales rows × stride / 32 effective scales
+     */
+    public static SubBlockWeights q4kInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols,
+                                              int stride, float[] scales, float[] mins) {
+        return new Q4KInPlace(data, rowBytes, rows, cols, stride, scales, mins);
+    }
+
+    /** Bytes of levels one pass reads. */
+    abstract long levelBytes();
+
+    /** Level of value j of a row. */
+    abstract int level(int row, int j);
+
+    /** Levels of values j .. j + {@link Lanes#COUNT} − 1 of a row (j a multiple of the lane count), one per byte lane. */
+    abstract ByteVector chunk(int row, int j);
+
+    /** Levels as bytes, copied at pack time. */
+    static final class Copied extends SubBlockWeights {
+        private final byte[] levels; // [rows, stride]
+
+        Copied(int rows, int cols, int stride, byte[] levels, float[] scales, float[] mins) {
+            super(rows, cols, stride, SUB, scales, mins);
+            if (levels.length != (long) rows * stride) {
+                throw new IllegalArgumentException("levels do not match " + rows + " rows of " + stride);
+            }
+            this.levels = levels;
+        }
+
+        @Override
+        long levelBytes() {
+            return (long) rows * stride;
+        }
+
+        @Override
+        int level(int row, int j) {
+            return levels[row * stride + j];
+        }
+
+        @Override
+        ByteVector chunk(int row, int j) {
+            return ByteVector.fromArray(Lanes.BYTES, levels, row * stride + j);
+        }
+    }
+
+    /**
+     * Q4_K blocks read in place: in a 144-byte block, value 64c + l (l < 32) is the low nibble of
+     * byte 16 + 32c + l, value 64c + 32 + l its high nibble.
+     */
+    static final class Q4KInPlace extends SubBlockWeights {
+        private static final int BLOCK_BYTES = 144;
+        private final java.lang.foreign.MemorySegment data;
+        private final long rowBytes;
+
+        Q4KInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols, int stride, float[] scales,
+                   float[] mins) {
+            super(rows, cols, stride, 32, scales, mins);
+            this.data = data;
+            this.rowBytes = rowBytes;
+        }
+
+        private long byteOf(int row, int j) {
+            int i = j & 255;
+            return row * rowBytes + (long) (j >>> 8) * BLOCK_BYTES + 16 + 32 * (i >>> 6) + (i & 31);
+        }
+
+        @Override
+        long levelBytes() {
+            return (long) rows * stride / 2;
+        }
+
+        @Override
+        int level(int row, int j) {
+            int b = data.get(java.lang.foreign.ValueLayout.JAVA_BYTE, byteOf(row, j)) & 0xFF;
+            return (j & 32) == 0 ? b & 0xF : b >>> 4;
+        }
+
+        @Override
+        ByteVector chunk(int row, int j) {
+            ByteVector b = ByteVector.fromMemorySegment(Lanes.BYTES, data, byteOf(row, j), java.nio.ByteOrder.LITTLE_ENDIAN);
+            return (j & 32) == 0 ? b.and((byte) 0xF) : b.lanewise(VectorOperators.LSHR, 4);
+        }
+    }
+
     @Override
     public long kernelBytes() {
-        return (long) rows * stride + (mins == null ? 4L : 8L) * scales.length;
+        return levelBytes() + (mins == null ? 4L : 8L) * scales.length;
     }
 
     @Override
@@ -73,9 +173,13 @@ public final class SubBlockWeights extends PackedWeights {
         return mins == null ? 0f : mins[s];
     }
 
+    private int scaleIndex(int row, int j) {
+        return row * (stride >> subShift) + (j >> subShift);
+    }
+
     private float weight(int row, int j) {
-        int s = row * (stride / SUB) + j / SUB;
-        return scales[s] * levels[row * stride + j] - min(s);
+        int s = scaleIndex(row, j);
+        return scales[s] * level(row, j) - min(s);
     }
 
     @Override
@@ -91,21 +195,19 @@ public final class SubBlockWeights extends PackedWeights {
             dequantizeRow(row, dst, dstOffset);
             return;
         }
-        int base = row * stride;
-        int s0 = row * (stride / SUB);
         int j = 0;
         for (; j < vectorEnd; j += Lanes.COUNT) {
-            int s = s0 + j / SUB;
-            weights(base + j, scales[s], min(s)).intoArray(dst, dstOffset + j);
+            int s = scaleIndex(row, j);
+            weights(row, j, scales[s], min(s)).intoArray(dst, dstOffset + j);
         }
         for (; j < cols; j++) {
             dst[dstOffset + j] = weight(row, j);
         }
     }
 
-    /** The exact weights of the chunk at levels[at], one per lane: scale × level − min. */
-    private FloatVector weights(int at, float scale, float min) {
-        FloatVector level = (FloatVector) ByteVector.fromArray(Lanes.BYTES, levels, at).castShape(Lanes.FLOATS, 0);
+    /** The exact weights of the chunk at value j of a row, one per lane: scale × level − min. */
+    private FloatVector weights(int row, int j, float scale, float min) {
+        FloatVector level = (FloatVector) chunk(row, j).castShape(Lanes.FLOATS, 0);
         return level.mul(scale).sub(min);
     }
 
@@ -120,13 +222,11 @@ public final class SubBlockWeights extends PackedWeights {
 
     @Override
     public float dotVector(int row, float[] x, int xOffset) {
-        int base = row * stride;
-        int s0 = row * (stride / SUB);
         FloatVector acc = FloatVector.zero(Lanes.FLOATS);
         int j = 0;
         for (; j < vectorEnd; j += Lanes.COUNT) {
-            int s = s0 + j / SUB;
-            acc = weights(base + j, scales[s], min(s)).fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), acc);
+            int s = scaleIndex(row, j);
+            acc = weights(row, j, scales[s], min(s)).fma(FloatVector.fromArray(Lanes.FLOATS, x, xOffset + j), acc);
         }
         float sum = Lanes.sumInOrder(acc);
         for (; j < cols; j++) {
@@ -138,8 +238,6 @@ public final class SubBlockWeights extends PackedWeights {
     /** Two tokens per pass over the row's levels; per token the operations of {@link #dotVector}. */
     @Override
     public void dotBatchVector(int row, float[] x, int xOffset, int tokens, float[] y, int yOffset, int yStride) {
-        int base = row * stride;
-        int s0 = row * (stride / SUB);
         int t = 0;
         for (; t + 2 <= tokens; t += 2) {
             int x0 = xOffset + t * cols;
@@ -148,8 +246,8 @@ public final class SubBlockWeights extends PackedWeights {
             FloatVector acc1 = acc0;
             int j = 0;
             for (; j < vectorEnd; j += Lanes.COUNT) {
-                int s = s0 + j / SUB;
-                FloatVector w = weights(base + j, scales[s], min(s));
+                int s = scaleIndex(row, j);
+                FloatVector w = weights(row, j, scales[s], min(s));
                 acc0 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x0 + j), acc0);
                 acc1 = w.fma(FloatVector.fromArray(Lanes.FLOATS, x, x1 + j), acc1);
             }
@@ -192,13 +290,12 @@ public final class SubBlockWeights extends PackedWeights {
         checkActivations(a);
         byte[] codes = a.codes();
         int xc = token * cols;
-        int base = row * stride;
         double sum = 0;
         for (int j0 = 0; j0 < cols; j0 += SUB) {
             int isum = 0;
             int csum = 0;
             for (int j = j0, end = Math.min(cols, j0 + SUB); j < end; j++) {
-                isum += levels[base + j] * codes[xc + j];
+                isum += level(row, j) * codes[xc + j];
                 csum += codes[xc + j];
             }
             sum = step(sum, row, a, token, j0, isum, csum);
@@ -213,7 +310,7 @@ public final class SubBlockWeights extends PackedWeights {
      * most of the scaled levels, loses nothing a float product would.
      */
     private double step(double sum, int row, Int8Activations a, int token, int j0, int isum, int csum) {
-        int s = row * (stride / SUB) + j0 / SUB;
+        int s = scaleIndex(row, j0);
         double as = a.scales()[token * a.blocksPerRow() + j0 / ACTIVATION_BLOCK];
         return sum + ((double) isum * scales[s] - (double) csum * min(s)) * as;
     }
@@ -239,7 +336,6 @@ public final class SubBlockWeights extends PackedWeights {
     private float dotInt8Vector(int row, Int8Activations a, int token, int[] codeSums) {
         byte[] codes = a.codes();
         int xc = token * cols;
-        int base = row * stride;
         int wholeSubBlocks = cols & -SUB;
         double sum = 0;
         int j0 = 0;
@@ -247,7 +343,7 @@ public final class SubBlockWeights extends PackedWeights {
             IntVector products = IntVector.zero(Lanes.INTS);
             for (int j = j0; j < j0 + SUB; j += Lanes.COUNT) {
                 IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
-                IntVector l = (IntVector) ByteVector.fromArray(Lanes.BYTES, levels, base + j).castShape(Lanes.INTS, 0);
+                IntVector l = (IntVector) chunk(row, j).castShape(Lanes.INTS, 0);
                 products = l.mul(q).add(products);
             }
             sum = step(sum, row, a, token, j0, products.reduceLanes(VectorOperators.ADD), codeSums[j0 / SUB]);
@@ -255,7 +351,7 @@ public final class SubBlockWeights extends PackedWeights {
         if (j0 < cols) {
             int isum = 0;
             for (int j = j0; j < cols; j++) {
-                isum += levels[base + j] * codes[xc + j];
+                isum += level(row, j) * codes[xc + j];
             }
             sum = step(sum, row, a, token, j0, isum, codeSums[j0 / SUB]);
         }
