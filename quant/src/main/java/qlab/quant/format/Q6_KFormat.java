@@ -6,14 +6,19 @@ import static qlab.quant.format.GgmlSearch.makeQxQuants;
 import static qlab.quant.format.GgmlSearch.nearestInt;
 import static qlab.quant.format.GgmlSearch.toFp16;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import qlab.quant.PackedWeights;
 import qlab.quant.ggml.GgmlType;
+import qlab.quant.kernel.SubBlockWeights;
 
 /**
  * q6_k: llama.cpp's Q6_K, stored as its blocks. Per 256 values: 128 B of low nibbles | 64 B of
  * high bit pairs | 16 int8 scales, one per 16 values | fp16 d = 210 B / 256 weights = 6.5625 bpw.
  * Value = (d × sc) × (q − 32), q in 0..63. In each half of 128 values, value l (l < 32) takes the
  * low nibble of ql[l], l + 32 that of ql[l + 32], l + 64 and l + 96 their high nibbles; qh[l]
- * holds the four values' high bit pairs from the lowest up.
+ * holds the four values' high bit pairs from the lowest up. The kernels read the blocks in place,
+ * with each 16 values' scale d × sc widened once to f32: 1.07 bytes per weight per pass.
  *
  * <p>Quantizing (ggml's rules): each 16 values get make_qx_quants (32 levels each side, weights x²
  * or the importance weights), the scales are stored as round(−128 × scale / (the scale of largest
@@ -77,6 +82,30 @@ public final class Q6_KFormat extends SuperBlockFormat {
 
     @Override
     boolean hasMins() {
+        return false;
+    }
+
+    /** The stored blocks read in place; each 16 values' scale d × sc widened once. */
+    @Override
+    public PackedWeights pack(MemorySegment data, int rows, int cols) {
+        int blocks = (cols + 255) / 256;
+        long rowBytes = bytesPerRow(cols);
+        float[] scales = new float[rows * blocks * 16];
+        byte[] tail = new byte[18];
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < blocks; b++) {
+                MemorySegment.copy(data, ValueLayout.JAVA_BYTE, r * rowBytes + 210L * b + 192, tail, 0, tail.length);
+                float d = fp16At(tail, 16);
+                for (int s = 0; s < 16; s++) {
+                    scales[(r * blocks + b) * 16 + s] = d * tail[s];
+                }
+            }
+        }
+        return SubBlockWeights.q6kInPlace(data, rowBytes, rows, cols, blocks * 256, scales);
+    }
+
+    @Override
+    public boolean packsCopy() {
         return false;
     }
 

@@ -8,6 +8,9 @@ import static qlab.quant.format.GgmlSearch.nearestInt;
 import static qlab.quant.format.GgmlSearch.sqrtf;
 import static qlab.quant.format.GgmlSearch.toFp16;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import qlab.quant.PackedWeights;
 import qlab.quant.ggml.GgmlType;
 
 /**
@@ -145,6 +148,43 @@ abstract class ScaleMinKFormat extends SuperBlockFormat {
             }
         }
         packCodes(L, out);
+    }
+
+    /** A kernel reading the stored blocks in place, given the f32 scales and mins of every 32 values. */
+    interface InPlace {
+        PackedWeights of(MemorySegment data, long rowBytes, int rows, int cols, int stride, float[] scales, float[] mins);
+    }
+
+    /** This type's in-place kernel. */
+    abstract InPlace inPlace();
+
+    /** The stored blocks read in place; each sub-block's scale d × sc and min dmin × m widened once. */
+    @Override
+    public final PackedWeights pack(MemorySegment data, int rows, int cols) {
+        int blocks = (cols + 255) / 256;
+        int blockBytes = type().typeSize;
+        long rowBytes = bytesPerRow(cols);
+        float[] scales = new float[rows * blocks * 8];
+        float[] mins = new float[rows * blocks * 8];
+        byte[] in = new byte[16];
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < blocks; b++) {
+                MemorySegment.copy(data, ValueLayout.JAVA_BYTE, r * rowBytes + (long) blockBytes * b, in, 0, in.length);
+                float d = fp16At(in, 0);
+                float dmin = fp16At(in, 2);
+                for (int j = 0; j < 8; j++) {
+                    int at = (r * blocks + b) * 8 + j;
+                    scales[at] = d * scaleK4(in, j);
+                    mins[at] = dmin * minK4(in, j);
+                }
+            }
+        }
+        return inPlace().of(data, rowBytes, rows, cols, blocks * 256, scales, mins);
+    }
+
+    @Override
+    public final boolean packsCopy() {
+        return false;
     }
 
     /** The 6-bit scale of sub-block j (get_scale_min_k4); the block's scales start at byte 4. */

@@ -11,9 +11,9 @@ import qlab.quant.PackedWeights;
  * Kernels for formats decoded into sub-blocks of 16 or 32 values (llama.cpp's k-quants and IQ4):
  * every value's small integer level, and per sub-block an f32 scale and an f32 min, with
  * weight = scale × level − min in f32, bitwise the format's dequantized value. The levels are
- * either a byte copy made at pack time ({@link #copied}: about 1.25–1.5 bytes per weight with the
- * scales, whatever the stored bits) or, for q4_k, the stored nibbles read in place
- * ({@link #q4kInPlace}: 0.75 bytes per weight with its per-32 scales and mins).
+ * either a byte copy made at pack time ({@link #copied}: 1.25–1.5 bytes per weight with the
+ * scales, whatever the stored bits) or, for q4_k, q5_k and q6_k, read in place from the stored
+ * blocks ({@link #q4kInPlace} etc.: 0.81, 0.94 and 1.07 bytes per weight with the f32 scales).
  *
  * <p>f32-activation kernels: each chunk of {@link Lanes#COUNT} levels is widened to floats,
  * turned into the exact weights by one multiply and one subtract, and accumulated with one FMA
@@ -82,6 +82,24 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         return new Q4KInPlace(data, rowBytes, rows, cols, stride, scales, mins);
     }
 
+    /**
+     * q5_k's levels read in place from its stored blocks (nibbles and a bit plane, 0.6875 byte per
+     * weight), with its per-32 scales and mins decoded at pack time.
+     */
+    public static SubBlockWeights q5kInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols,
+                                              int stride, float[] scales, float[] mins) {
+        return new Q5KInPlace(data, rowBytes, rows, cols, stride, scales, mins);
+    }
+
+    /**
+     * q6_k's levels read in place from its stored blocks (nibbles and bit pairs, 0.8125 byte per
+     * weight with its int8 scales and d), with its per-16 scales decoded at pack time.
+     */
+    public static SubBlockWeights q6kInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols,
+                                              int stride, float[] scales) {
+        return new Q6KInPlace(data, rowBytes, rows, cols, stride, scales);
+    }
+
     /** Bytes of levels one pass reads. */
     abstract long levelBytes();
 
@@ -119,42 +137,131 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         }
     }
 
+    /** Levels read in place from a ggml type's stored blocks, {@code blockBytes} per 256 values. */
+    abstract static sealed class InBlocks extends SubBlockWeights {
+        final java.lang.foreign.MemorySegment data;
+        private final long rowBytes;
+        private final int blockBytes;
+
+        InBlocks(java.lang.foreign.MemorySegment data, long rowBytes, int blockBytes, int rows, int cols, int stride,
+                 int sub, float[] scales, float[] mins) {
+            super(rows, cols, stride, sub, scales, mins);
+            this.data = data;
+            this.rowBytes = rowBytes;
+            this.blockBytes = blockBytes;
+        }
+
+        /** Where the block holding value j of a row starts. */
+        final long blockOf(int row, int j) {
+            return row * rowBytes + (long) (j >>> 8) * blockBytes;
+        }
+
+        @Override
+        final long levelBytes() {
+            return (long) rows * stride / 256 * blockBytes;
+        }
+    }
+
     /**
      * Q4_K blocks read in place: in a 144-byte block, value 64c + l (l < 32) is the low nibble of
      * byte 16 + 32c + l, value 64c + 32 + l its high nibble.
      */
-    static final class Q4KInPlace extends SubBlockWeights {
-        private static final int BLOCK_BYTES = 144;
-        private final java.lang.foreign.MemorySegment data;
-        private final long rowBytes;
-
+    static final class Q4KInPlace extends InBlocks {
         Q4KInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols, int stride, float[] scales,
                    float[] mins) {
-            super(rows, cols, stride, 32, scales, mins);
-            this.data = data;
-            this.rowBytes = rowBytes;
+            super(data, rowBytes, 144, rows, cols, stride, 32, scales, mins);
         }
 
         private long byteOf(int row, int j) {
             int i = j & 255;
-            return row * rowBytes + (long) (j >>> 8) * BLOCK_BYTES + 16 + 32 * (i >>> 6) + (i & 31);
-        }
-
-        @Override
-        long levelBytes() {
-            return (long) rows * stride / 2;
+            return blockOf(row, j) + 16 + 32 * (i >>> 6) + (i & 31);
         }
 
         @Override
         int level(int row, int j) {
-            int b = data.get(java.lang.foreign.ValueLayout.JAVA_BYTE, byteOf(row, j)) & 0xFF;
+            int b = u8(data, byteOf(row, j));
             return (j & 32) == 0 ? b & 0xF : b >>> 4;
         }
 
         @Override
         ByteVector chunk(int row, int j) {
-            ByteVector b = ByteVector.fromMemorySegment(Lanes.BYTES, data, byteOf(row, j), java.nio.ByteOrder.LITTLE_ENDIAN);
-            return (j & 32) == 0 ? b.and((byte) 0xF) : b.lanewise(VectorOperators.LSHR, 4);
+            return nibbles(data, byteOf(row, j), (j & 32) != 0);
+        }
+    }
+
+    /** The low nibble (value j & 32 == 0) or the high nibble of the bytes at {@code at}, one per lane. */
+    private static ByteVector nibbles(java.lang.foreign.MemorySegment data, long at, boolean high) {
+        ByteVector b = ByteVector.fromMemorySegment(Lanes.BYTES, data, at, java.nio.ByteOrder.LITTLE_ENDIAN);
+        return high ? b.lanewise(VectorOperators.LSHR, 4) : b.and((byte) 0xF);
+    }
+
+    private static int u8(java.lang.foreign.MemorySegment data, long at) {
+        return data.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at) & 0xFF;
+    }
+
+    /**
+     * Q5_K blocks read in place: in a 176-byte block, value 64c + 32t + l (l < 32) has its low four
+     * bits in nibble t of byte 48 + 32c + l and its fifth in bit 2c + t of byte 16 + l.
+     */
+    static final class Q5KInPlace extends InBlocks {
+        Q5KInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols, int stride, float[] scales,
+                   float[] mins) {
+            super(data, rowBytes, 176, rows, cols, stride, 32, scales, mins);
+        }
+
+        @Override
+        int level(int row, int j) {
+            int i = j & 255;
+            long block = blockOf(row, j);
+            int b = u8(data, block + 48 + 32 * (i >>> 6) + (i & 31));
+            int low = (i & 32) == 0 ? b & 0xF : b >>> 4;
+            return low | ((u8(data, block + 16 + (i & 31)) >>> (i >>> 5) & 1) << 4);
+        }
+
+        @Override
+        ByteVector chunk(int row, int j) {
+            int i = j & 255;
+            long block = blockOf(row, j);
+            ByteVector low = nibbles(data, block + 48 + 32 * (i >>> 6) + (i & 31), (i & 32) != 0);
+            ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 16 + (i & 31), java.nio.ByteOrder.LITTLE_ENDIAN)
+                    .lanewise(VectorOperators.LSHR, i >>> 5).and((byte) 1).lanewise(VectorOperators.LSHL, 4);
+            return low.or(high);
+        }
+    }
+
+    /**
+     * Q6_K blocks read in place: in a 210-byte block, value 128h + 32k + l (l < 32) has its low four
+     * bits in nibble k / 2 of byte 64h + 32(k % 2) + l, its high two in bits 2k of byte 128 + 32h + l;
+     * level = that − 32.
+     */
+    static final class Q6KInPlace extends InBlocks {
+        Q6KInPlace(java.lang.foreign.MemorySegment data, long rowBytes, int rows, int cols, int stride, float[] scales) {
+            super(data, rowBytes, 210, rows, cols, stride, SUB, scales, null);
+        }
+
+        @Override
+        int level(int row, int j) {
+            int i = j & 255;
+            int h = i >>> 7;
+            int k = (i >>> 5) & 3;
+            int l = i & 31;
+            long block = blockOf(row, j);
+            int b = u8(data, block + 64 * h + 32 * (k & 1) + l);
+            int low = k < 2 ? b & 0xF : b >>> 4;
+            return (low | ((u8(data, block + 128 + 32 * h + l) >>> (2 * k) & 3) << 4)) - 32;
+        }
+
+        @Override
+        ByteVector chunk(int row, int j) {
+            int i = j & 255;
+            int h = i >>> 7;
+            int k = (i >>> 5) & 3;
+            int l = i & 31;
+            long block = blockOf(row, j);
+            ByteVector low = nibbles(data, block + 64 * h + 32 * (k & 1) + l, k >= 2);
+            ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 128 + 32 * h + l, java.nio.ByteOrder.LITTLE_ENDIAN)
+                    .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
+            return low.or(high).sub((byte) 32);
         }
     }
 
