@@ -37,7 +37,8 @@ final class QuantizeCommand implements Callable<Integer> {
     Path model;
 
     @Option(names = "--format", required = true,
-            description = "Format, or a mix: q4_8, q4_0/g64, q4_8+attn=q8_0+emb=q8_0. Formats: ${COMPLETION-CANDIDATES}",
+            description = {"Format, or a mix: q4_8, q4_0/g64, q4_8+attn=q8_0+emb=q8_0, or a llama.cpp named type: "
+                + "Q4_K_M, Q5_K_S, IQ4_XS, ... Formats: ${COMPLETION-CANDIDATES}"},
             completionCandidates = FormatNames.class)
     String format;
 
@@ -71,8 +72,11 @@ final class QuantizeCommand implements Callable<Integer> {
     @Option(names = "--imatrix", description = "Importance matrix (qlab calibrate, or llama-imatrix's .gguf or .dat): weighted scale search.")
     Path imatrix;
 
-    @Option(names = "--out", required = true, description = "Output file (.safetensors).")
+    @Option(names = "--out", description = "Output file (.safetensors); required unless --explain.")
     Path out;
+
+    @Option(names = "--explain", description = "Print each matrix's format (and the llama.cpp type behind it) and the bits per weight; write nothing.")
+    boolean explain;
 
     @Mixin
     EngineOptions threads;
@@ -96,6 +100,13 @@ final class QuantizeCommand implements Callable<Integer> {
         }
         if (Files.isRegularFile(model) && !GgufCheckpoint.isGguf(model) && QuantizedCheckpoint.isQuantized(model)) {
             throw new QlabException(model + " is already quantized; quantize from the original model directory");
+        }
+        if (explain) {
+            explain(plan);
+            return 0;
+        }
+        if (out == null) {
+            throw new QlabException("quantize: --out is required (or --explain to only show the assignment)");
         }
         // A GGUF is dequantized to the f32 reference (exact for its F32/F16/BF16 tensors).
         Model source = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true) : Model.load(model);
@@ -130,6 +141,26 @@ final class QuantizeCommand implements Callable<Integer> {
                 entries.size(), byFormat, QuantizedCheckpoint.bitsPerWeight(entries),
                 QuantizedCheckpoint.matrixBytes(entries) / 1048576.0, (System.nanoTime() - t0) / 1e9);
         return 0;
+    }
+
+    /** Prints the plan's per-matrix assignment for the model's config, and the resulting bits per weight. */
+    private void explain(QuantPlan plan) {
+        qlab.engine.model.ModelConfig config = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true).config()
+                : qlab.engine.model.ModelConfig.read(model);
+        PrintWriter o = spec.commandLine().getOut();
+        long bytes = 0;
+        long weights = 0;
+        o.printf("%-45s %14s  %-10s %s%n", "matrix", "rows x cols", "format", plan.recipe().isPresent() ? "llama.cpp type" : "");
+        for (QuantPlan.Assignment a : plan.explain(config, imatrix != null)) {
+            String llama = a.llama().map(c -> c.fellBack() ? c.chosen() + " -> " + c.type() + " (rows of " + a.cols()
+                    + " do not hold whole " + c.chosen() + " blocks)" : c.type().toString()).orElse("");
+            o.printf("%-45s %14s  %-10s %s%n", a.tensor(), a.rows() + " x " + a.cols(), a.format(), llama);
+            bytes += a.bytes();
+            weights += a.rows() * a.cols();
+        }
+        o.printf("%s: %.4f bits per weight over the weight matrices (%.2f MiB)%n", plan, bytes * 8.0 / weights,
+                bytes / 1048576.0);
+        o.flush();
     }
 
     /** Text commands on the quantized file look for tokenizer.json beside it. */

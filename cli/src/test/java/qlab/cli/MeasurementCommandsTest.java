@@ -91,12 +91,14 @@ class MeasurementCommandsTest {
             {"ppl", "--model", model.toString(), "--text", empty.toString()},
             {"ppl", "--model", model.toString(), "--text", shortText.toString(), "--ctx", "512"},
             {"quantize", "--model", model.toString(), "--format", "q4_0", "--imatrix", otherIm.toString(), "--out", tmp.resolve("x").toString()},
-            {"quantize", "--model", model.toString(), "--format", "q4_k", "--out", tmp.resolve("y").toString()},
+            {"quantize", "--model", model.toString(), "--format", "q7_k", "--out", tmp.resolve("y").toString()},
+            {"quantize", "--model", model.toString(), "--format", "Q4_K_M"},
             {"bench-batch", "--model", model.toString(), "--batch", "0"},
             {"bench", "--model", model.toString(), "--activations", "int4"},
             {"ppl", "--model", model.toString(), "--text", text.toString(), "--threads", "two"},
         };
-        String[] expect = {"the text is empty", "too short for one window", "different model", "unknown format \"q4_k\"", "--batch",
+        String[] expect = {"the text is empty", "too short for one window", "different model", "unknown format \"q7_k\"",
+            "--out is required", "--batch",
             "--activations", "--threads"};
         for (int i = 0; i < cases.length; i++) {
             CliRun r = CliRun.of(cases[i]);
@@ -104,6 +106,14 @@ class MeasurementCommandsTest {
             assertEquals(1, r.err().strip().lines().count(), r.err());
             assertTrue(r.err().contains(expect[i]), r.err());
         }
+    }
+
+    @Test
+    void quantizeExplainsALlamaRecipe() {
+        CliRun r = CliRun.of("quantize", "--model", model.toString(), "--format", "Q4_K_M", "--explain");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("model.layers.0.mlp.down_proj.weight"), r.out());
+        assertTrue(r.out().contains("Q4_K_M: ") && r.out().contains("bits per weight"), r.out());
     }
 
     @Test

@@ -10,15 +10,22 @@ import qlab.quant.format.B1_8Format;
 import qlab.quant.format.Bf16Format;
 import qlab.quant.format.F16Format;
 import qlab.quant.format.F32Format;
+import qlab.quant.format.IQ4_NLFormat;
+import qlab.quant.format.IQ4_XSFormat;
 import qlab.quant.format.Int4Format;
 import qlab.quant.format.Int8Format;
 import qlab.quant.format.Q2_0Format;
 import qlab.quant.format.Q2_8Format;
+import qlab.quant.format.Q2_KFormat;
+import qlab.quant.format.Q3_KFormat;
 import qlab.quant.format.Q4_0Format;
 import qlab.quant.format.Q4_1Format;
 import qlab.quant.format.Q4_8Format;
+import qlab.quant.format.Q4_KFormat;
 import qlab.quant.format.Q5_0Format;
 import qlab.quant.format.Q5_1Format;
+import qlab.quant.format.Q5_KFormat;
+import qlab.quant.format.Q6_KFormat;
 import qlab.quant.format.Q8_0Format;
 import qlab.quant.format.TQ2_0Format;
 import qlab.quant.format.TQ2_8Format;
@@ -49,6 +56,13 @@ public final class Formats {
             new Entry("q2_8", List.of(128), g -> new Q2_8Format()),
             new Entry("tq2_8", List.of(128), g -> new TQ2_8Format()),
             new Entry("b1_8", List.of(128), g -> new B1_8Format()),
+            new Entry("q4_k", List.of(256), g -> new Q4_KFormat()),
+            new Entry("q5_k", List.of(256), g -> new Q5_KFormat()),
+            new Entry("q6_k", List.of(256), g -> new Q6_KFormat()),
+            new Entry("q2_k", List.of(256), g -> new Q2_KFormat()),
+            new Entry("q3_k", List.of(256), g -> new Q3_KFormat()),
+            new Entry("iq4_nl", List.of(32), g -> new IQ4_NLFormat()),
+            new Entry("iq4_xs", List.of(256), g -> new IQ4_XSFormat()),
             new Entry("q2_0", List.of(32, 128), Q2_0Format::new),
             new Entry("tq2_0", List.of(32, 128), TQ2_0Format::new),
             new Entry("b1_0", List.of(32, 128), B1_0Format::new),

@@ -168,10 +168,11 @@ public final class QuantizedMatrix implements Matrix {
      * Whether a matrix of this format and height, built with these activations, multiplies from a
      * repacked copy of its codes (the int8 strips, built at construction) rather than from the
      * segment it is given: then that segment is read once, at construction, and where it lives does
-     * not matter for speed.
+     * not matter for speed. The ggml block formats that decode their levels into a copy always do.
      */
     public static boolean readsRepackedCopy(QuantFormat format, int rows, boolean int8Activations) {
-        return int8Activations && format.isInteger() && BlockCodeWeights.repacksInt8Rows(rows);
+        return format instanceof qlab.quant.format.SuperBlockFormat sb && sb.packsCopy()
+                || int8Activations && format.isInteger() && BlockCodeWeights.repacksInt8Rows(rows);
     }
 
     public QuantFormat quantFormat() {

@@ -245,9 +245,8 @@ class FormatKernelTest {
                 MemorySegment data = RowCases.quantize(format, rows, cols, null, 1);
                 PackedWeights w = format.pack(data, rowsN, cols);
                 w.prepareInt8Rows();
-                if (PackedWeights.VECTOR_ENABLED) {
-                    assertEquals(2 * qlab.quant.kernel.Int8Strips.ROWS,
-                            ((qlab.quant.kernel.BlockCodeWeights) w).int8StripRows(), format + ": rows in strips");
+                if (PackedWeights.VECTOR_ENABLED && w instanceof qlab.quant.kernel.BlockCodeWeights b) {
+                    assertEquals(2 * qlab.quant.kernel.Int8Strips.ROWS, b.int8StripRows(), format + ": rows in strips");
                 }
                 float[] xs = RowCases.gaussian(tokens * cols, cols * 23L + kind.ordinal());
                 java.util.Arrays.fill(xs, 0, cols, 2.5f);           // every code +127

@@ -46,6 +46,14 @@ class FormatLayoutTest {
             case "b1_0" -> 2 * ceil(cols, g) + padded / 8;
             case "int8" -> 4 + padded;
             case "int4" -> 4 * ceil(cols, g) + padded / 2;
+            // ggml's blocks, the row padded to whole blocks
+            case "q2_k" -> 84 * ceil(cols, 256);
+            case "q3_k" -> 110 * ceil(cols, 256);
+            case "q4_k" -> 144 * ceil(cols, 256);
+            case "q5_k" -> 176 * ceil(cols, 256);
+            case "q6_k" -> 210 * ceil(cols, 256);
+            case "iq4_nl" -> 18 * ceil(cols, 32);
+            case "iq4_xs" -> 136 * ceil(cols, 256);
             default -> throw new AssertionError("no hand formula for " + f.name() + ": add one");
         };
     }
@@ -73,6 +81,14 @@ class FormatLayoutTest {
         assertEquals(2.5, Formats.byName("tq2_0").bitsPerWeight(896), 1e-12);
         assertEquals(1.5, Formats.byName("b1_0").bitsPerWeight(896), 1e-12);
         assertEquals(16.0, Formats.byName("bf16").bitsPerWeight(896), 1e-12);
+        // llama.cpp's figures, at a width of whole superblocks
+        assertEquals(2.625, Formats.byName("q2_k").bitsPerWeight(768), 1e-12);
+        assertEquals(3.4375, Formats.byName("q3_k").bitsPerWeight(768), 1e-12);
+        assertEquals(4.5, Formats.byName("q4_k").bitsPerWeight(768), 1e-12);
+        assertEquals(5.5, Formats.byName("q5_k").bitsPerWeight(768), 1e-12);
+        assertEquals(6.5625, Formats.byName("q6_k").bitsPerWeight(768), 1e-12);
+        assertEquals(4.5, Formats.byName("iq4_nl").bitsPerWeight(768), 1e-12);
+        assertEquals(4.25, Formats.byName("iq4_xs").bitsPerWeight(768), 1e-12);
     }
 
     @Test
@@ -132,8 +148,8 @@ class FormatLayoutTest {
 
     @Test
     void registryErrorsNameTheValidChoices() {
-        QlabException unknown = assertThrows(QlabException.class, () -> Formats.byName("q5_k"));
-        assertTrue(unknown.getMessage().contains("\"q5_k\""), unknown.getMessage());
+        QlabException unknown = assertThrows(QlabException.class, () -> Formats.byName("q7_k"));
+        assertTrue(unknown.getMessage().contains("\"q7_k\""), unknown.getMessage());
         for (String name : Formats.names()) {
             assertTrue(unknown.getMessage().contains(name), unknown.getMessage() + " should list " + name);
         }

@@ -46,7 +46,14 @@ class RoundTripErrorTest {
             Map.entry("int8", new double[] {0.00732, 0.0081}), // measured 0.00771
             Map.entry("int4", new double[] {0.1108, 0.1225}), // measured 0.11664
             Map.entry("int4/g32", new double[] {0.0919, 0.1015}), // measured 0.09671
-            Map.entry("int4/g64", new double[] {0.1022, 0.1129})); // measured 0.10754
+            Map.entry("int4/g64", new double[] {0.1022, 0.1129}), // measured 0.10754
+            Map.entry("q2_k", new double[] {0.2812, 0.3108}), // measured 0.29604
+            Map.entry("q3_k", new double[] {0.1431, 0.1582}), // measured 0.15067
+            Map.entry("q4_k", new double[] {0.0678, 0.0749}), // measured 0.07137
+            Map.entry("q5_k", new double[] {0.0343, 0.0379}), // measured 0.03612
+            Map.entry("q6_k", new double[] {0.0169, 0.0187}), // measured 0.01778
+            Map.entry("iq4_nl", new double[] {0.0722, 0.0798}), // measured 0.07598
+            Map.entry("iq4_xs", new double[] {0.0728, 0.0804})); // measured 0.07660
 
     static Stream<QuantFormat> formats() {
         return Formats.allVariants().stream();

@@ -6,6 +6,7 @@ import java.util.Set;
 import qlab.engine.QlabException;
 import qlab.quant.Formats;
 import qlab.quant.checkpoint.QuantPlan;
+import qlab.quant.ggml.LlamaRecipe;
 
 /**
  * What the sweep needs to know about weight formats before any is run: which group sizes each
@@ -31,8 +32,15 @@ public final class FormatCatalog {
     private FormatCatalog() {
     }
 
-    /** The traits of a format, or empty when no such format exists. */
+    /**
+     * The traits of a format, or empty when no such format exists. A llama.cpp named type
+     * ({@code Q4_K_M}, …, {@link LlamaRecipe}) is a format here too: it takes no group size and
+     * quantizes, so an importance matrix changes it.
+     */
     public static Optional<Traits> traits(String format) {
+        if (LlamaRecipe.byName(format).isPresent()) {
+            return Optional.of(new Traits(List.of(), true));
+        }
         try {
             List<Integer> groups = Formats.supportedGroupSizes(format).stream().filter(g -> g > 1).sorted().toList();
             return Optional.of(new Traits(groups, Formats.byName(format).isInteger()));

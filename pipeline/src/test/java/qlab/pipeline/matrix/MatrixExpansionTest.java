@@ -41,6 +41,18 @@ class MatrixExpansionTest {
     }
 
     @Test
+    void llamaNamedTypesAreFormatsWithoutAGroupSize() throws IOException {
+        MatrixExpansion e = expand(SweepFiles.MATRIX.replace("  - q4_0\n", "  - Q4_K_M\n"));
+        List<SweepConfig> named = e.configs().stream().filter(c -> c.quant().format().equals("Q4_K_M")).toList();
+        // one per importance matrix and thread count: the group sizes do not apply
+        assertEquals(4, named.size());
+        for (SweepConfig c : named) {
+            assertNull(c.quant().groupSize());
+            assertTrue(!c.skipped(), c.skipReason());
+        }
+    }
+
+    @Test
     void impossibleGroupSizesAreSkippedWithTheirReason() throws IOException {
         MatrixExpansion e = expand(SweepFiles.MATRIX);
         List<SweepConfig> skipped = e.configs().stream().filter(SweepConfig::skipped).toList();

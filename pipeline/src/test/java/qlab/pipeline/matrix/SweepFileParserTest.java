@@ -80,8 +80,8 @@ class SweepFileParserTest {
 
     @Test
     void unknownFormatNamesLineAndKey() throws IOException {
-        String msg = error(SweepFiles.MATRIX.replace("  - q4_0\n", "  - q5_k\n"));
-        assertEquals("bad.yaml:9: key \"formats[2]\": unknown format \"q5_k\" (known: "
+        String msg = error(SweepFiles.MATRIX.replace("  - q4_0\n", "  - q7_k\n"));
+        assertEquals("bad.yaml:9: key \"formats[2]\": unknown format \"q7_k\" (known: "
                 + String.join(", ", qlab.quant.Formats.names()) + ")", msg);
     }
 

@@ -109,7 +109,7 @@ public final class GgufExport {
                 throw new QlabException(source.source() + ": tensor " + ggufName + " is already " + e.getValue().format()
                         + "; export from the original (f32/f16/bf16) model or a GGUF");
             }
-            QuantFormat f = plan.choiceFor(e.getKey()).resolve();
+            QuantFormat f = plan.choiceFor(e.getKey(), c, e.getValue().cols(), importance != null).resolve();
             codecFor(e.getKey(), ggufName, f, e.getValue().cols());
             formats.put(e.getKey(), f);
         }
@@ -117,9 +117,10 @@ public final class GgufExport {
         w.put("general.architecture", GgufValue.string(arch.name()));
         w.put("general.type", GgufValue.string("model"));
         w.put("general.name", GgufValue.string(name));
-        GgmlType main = plan.choiceFor(qlab.engine.model.ModelManifest.layer(0, "mlp.up_proj.weight")).resolve()
-                .ggml().orElseThrow().type();
-        fileType(main).ifPresent(t -> w.put("general.file_type", GgufValue.u32(t)));
+        // A llama.cpp named type writes its own file type (Q4_K_M: 15); a plain format, its type's.
+        Optional<Integer> fileType = plan.recipe().isPresent() ? Optional.of(plan.recipe().get().fileType)
+                : fileType(formats.get(qlab.engine.model.ModelManifest.layer(0, "mlp.up_proj.weight")).ggml().orElseThrow().type());
+        fileType.ifPresent(t -> w.put("general.file_type", GgufValue.u32(t)));
         w.put("general.quantization_version", GgufValue.u32(2));
         GgufModelConfig.metadata(arch, c).forEach(w::put);
         tokenizer.forEach(w::put);

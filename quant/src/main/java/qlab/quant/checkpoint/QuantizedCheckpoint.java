@@ -70,7 +70,7 @@ public final class QuantizedCheckpoint {
                 throw new QlabException(source.source() + ": tensor \"" + e.getKey() + "\" is already " + e.getValue().format()
                         + "; quantize from the original (f32/f16/bf16) model");
             }
-            QuantFormat format = plan.choiceFor(e.getKey()).resolve();
+            QuantFormat format = plan.choiceFor(e.getKey(), c, f.cols(), importance != null).resolve();
             float[] imp = importance == null ? null : importance.forMatrix(e.getKey());
             out.put(e.getKey(), QuantizedMatrix.quantize(format, f.data(), f.rows(), f.cols(), imp, pool));
         }

@@ -19,7 +19,7 @@ import qlab.quant.QuantFormat;
 class GgmlQuantizerTest {
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1"})
+    @ValueSource(strings = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "q2_k", "q3_k", "iq4_nl", "iq4_xs"})
     void quantizerWritesGgmlsBytes(String name) {
         QuantFormat f = Formats.byName(name);
         GgmlCodec codec = f.ggml().orElseThrow();
