@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -33,12 +32,7 @@ class LlamaRecipeTest {
     private static final LlamaRecipe.ModelShape TINY_K = new LlamaRecipe.ModelShape(2, 6, 2, true);
 
     static Stream<Path> recipeFiles() throws IOException {
-        Path dir = Fixtures.root().resolve("ggml/recipes");
-        if (!Files.isDirectory(dir)) {
-            String msg = "SKIPPED: ggml recipe fixtures not found at " + dir;
-            System.err.println("*** " + msg);
-            Assumptions.abort(msg);
-        }
+        Path dir = Fixtures.ggml("recipes");
         try (Stream<Path> files = Files.list(dir)) {
             return files.filter(p -> p.toString().endsWith(".json")).sorted().toList().stream();
         }
@@ -106,7 +100,7 @@ class LlamaRecipeTest {
         JsonNode r = Fixtures.json(file);
         String recipe = r.get("named_type").asText();
         boolean importance = !r.get("imatrix").isNull();
-        Path tinyK = Fixtures.root().resolve("ggml/models/tiny-k");
+        Path tinyK = Fixtures.ggml("models", "tiny-k");
         ModelConfig config = ModelConfig.read(tinyK);
         QuantPlan plan = QuantPlan.parse(recipe);
         assertEquals(recipe, plan.toString());
@@ -115,7 +109,7 @@ class LlamaRecipeTest {
             byName.put(a.tensor(), a);
         }
         assertEquals(15, byName.size());
-        JsonNode imatrix = importance ? Fixtures.json(Fixtures.root().resolve("ggml/imatrix/tiny-k.imatrix.json")).get("entries") : null;
+        JsonNode imatrix = importance ? Fixtures.json(Fixtures.ggml("imatrix", "tiny-k.imatrix.json")).get("entries") : null;
         SafetensorsFile weights = SafetensorsFile.open(tinyK.resolve("model.safetensors"));
         java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
         int hashed = 0;
