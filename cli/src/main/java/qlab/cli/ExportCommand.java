@@ -25,8 +25,9 @@ import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
 
 @Command(name = "export", mixinStandardHelpOptions = true,
-        description = {"Quantize a model into a GGUF file that llama.cpp runs (tokenizer and chat template included).",
-            "The format spec is quantize's: q8_0, q4_0+mlp-down=q8_0, ... with formats that have a ggml type."})
+        description = "Quantize a model into a GGUF file that llama.cpp runs (tokenizer and chat template included;"
+            + " formats with a ggml type, per-tensor mixes as quantize writes them).",
+        footer = {"", "Example:", "  ./qlab export --model models/q05b --format q4_0 --out models/q05b/q4_0.gguf"})
 final class ExportCommand implements Callable<Integer> {
 
     @Spec

@@ -22,10 +22,11 @@ import qlab.engine.train.Trainer;
 import qlab.pipeline.report.LossCurveChart;
 
 @Command(name = "train", mixinStandardHelpOptions = true,
-        description = {"Train a Qwen2-architecture model from scratch (f32, AdamW) and write a Hugging Face model directory:",
-            "config.json, model.safetensors, tokenizer.json, generation_config.json, train.json, loss.png and loss.svg.",
-            "Same seed, data and options give the same bytes at any thread count; a killed run continues with --resume",
-            "from its last checkpoint, bit for bit. See docs/train.md."})
+        description = "Train a Qwen2-architecture model from scratch into a Hugging Face model directory"
+            + " (deterministic; --resume continues a killed run bit for bit; docs/train.md).",
+        footer = {"", "Example:",
+            "  ./qlab train --preset tiny --vocab 2048 --steps 200 --batch-tokens 4096 --seq-len 128 \\",
+            "      --out models/tiny-trained"})
 final class TrainCommand implements Callable<Integer> {
 
     @Spec

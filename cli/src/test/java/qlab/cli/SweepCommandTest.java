@@ -148,7 +148,7 @@ class SweepCommandTest {
         Files.writeString(f, Files.readString(sweepFile("q4_0")).replace("{preset: tiny, seed: 1}", "{path: " + model + "}"));
         CliCapture c = CliCapture.run("sweep", f.toString(), "--out", dir.resolve("nomodel-out").toString());
         assertEquals(2, c.exit(), c.err());
-        assertEquals("qlab: nomodel.yaml:2: key \"model.path\": no such directory: " + model + "\n", c.err());
+        assertEquals("qlab: nomodel.yaml:2: key \"model.path\": no such model directory or .gguf file: " + model + "\n", c.err());
     }
 
     @Test

@@ -80,9 +80,13 @@ public final class EngineEvaluator implements Evaluator {
         }
         Path dir = Path.of(spec.path());
         if (!Files.exists(dir)) {
-            throw new QlabException(dir + ": no such model directory");
+            throw new QlabException(dir + ": no such model directory or .gguf file");
         }
-        Model.check(dir);
+        if (GgufCheckpoint.isGguf(dir)) {
+            GgufCheckpoint.open(dir); // the header, metadata and tensor table
+        } else {
+            Model.check(dir);
+        }
         tokenizer(dir.toString());
     }
 
