@@ -94,7 +94,7 @@ public record RopeScaling(Type type, double factor, double lowFreqFactor, double
      * Reads a transformers RoPE description: {@code rope_scaling} (transformers 4: null, or an
      * object with {@code rope_type} or {@code type}) or {@code rope_parameters} (transformers 5,
      * which also carries {@code rope_theta}). Types other than default, linear and llama3 change
-     * the arithmetic in ways not implemented here, so they are rejected naming the field.
+     * the arithmetic in ways this engine does not compute, so they are rejected naming the field.
      */
     static RopeScaling parse(JsonNode root, String field) {
         JsonNode v = root.get(field);

@@ -192,6 +192,8 @@ public final class EngineEvaluator implements Evaluator {
         }
         Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()), int8Activations);
         KlDivergence.Result r = KlDivergence.compare(new Transformer(q, pool), base, tokens, eval.ctx(), mode);
+        q = null;
+        releaseOffHeap();
         return new QualityMeasurement(r.pplModel(), r.pplModelSe(), r.kl().mean(), r.kl().se(), r.kl().percentile(0.99),
                 r.top1Agree());
     }
@@ -232,8 +234,20 @@ public final class EngineEvaluator implements Evaluator {
             bandwidth = ReadBandwidth.measure(p, Math.min(2L << 30, Runtime.getRuntime().maxMemory() / 4), 5);
             peak = ComputePeak.measure(p, 5);
         }
-        return new ThroughputMeasurement(prefill, median, min, max, batch, rss, q.weights().decodeBytes(),
-                bandwidth.medianGbs(), peak.medianGmacs());
+        ThroughputMeasurement m = new ThroughputMeasurement(prefill, median, min, max, batch, rss,
+                q.weights().decodeBytes(), bandwidth.medianGbs(), peak.medianGmacs());
+        releaseOffHeap();
+        return m;
+    }
+
+    /**
+     * A loaded checkpoint keeps its matrices off the heap (copies on 2 MiB pages, freed when their
+     * segments are collected) and the probe leaves a 2 GiB array: without a full collection after
+     * each config they piled up, and configs/perf.yaml's sweep passed 24 GB resident after 40
+     * configs and was killed. One collection per config costs about a second against ~50 s of timing.
+     */
+    private static void releaseOffHeap() {
+        System.gc();
     }
 
     @Override
