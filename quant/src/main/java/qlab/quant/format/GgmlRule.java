@@ -34,9 +34,6 @@ enum GgmlRule {
         this.nmax = nmax;
     }
 
-    /** ggml's GROUP_MAX_EPS: a block whose largest magnitude is below it is all zeros for the search. */
-    private static final float GROUP_MAX_EPS = 1e-15f;
-
     /** Output of one row: per block the stored fp16 bits, per value its ggml code. */
     record Blocks(short[] d, short[] m, int[] codes) {
         Blocks(int blocks, int values) {
@@ -150,60 +147,9 @@ enum GgmlRule {
      * least-squares scale Σwxl/Σwl² of the candidate maximising (Σwxl)²/Σwl² wins.
      */
     private void symmetricSearch(float[] x, float[] w, Blocks out, int b, int at) {
-        int n = x.length;
-        float max = 0;
-        float amax = 0;
-        for (float v : x) {
-            float ax = Math.abs(v);
-            if (ax > amax) {
-                amax = ax;
-                max = v;
-            }
-        }
-        if (amax < GROUP_MAX_EPS) {
-            out.d[b] = fp16(0f);
-            return; // codes stay 0
-        }
-        int[] levels = new int[n];
-        float iscale = -nmax / max;
-        float sumlx = 0;
-        float suml2 = 0;
-        for (int i = 0; i < n; i++) {
-            int l = clampLevel(nearestInt(iscale * x[i]));
-            levels[i] = l;
-            sumlx += w[i] * x[i] * l;
-            suml2 += w[i] * l * l;
-        }
-        float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
-        float best = scale * sumlx;
-        for (int is = -9; is <= 9; is++) {
-            if (is == 0) {
-                continue;
-            }
-            iscale = -(nmax + 0.1f * is) / max;
-            sumlx = 0;
-            suml2 = 0;
-            for (int i = 0; i < n; i++) {
-                int l = clampLevel(nearestInt(iscale * x[i]));
-                sumlx += w[i] * x[i] * l;
-                suml2 += w[i] * l * l;
-            }
-            if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-                for (int i = 0; i < n; i++) {
-                    levels[i] = clampLevel(nearestInt(iscale * x[i]));
-                }
-                scale = sumlx / suml2;
-                best = scale * sumlx;
-            }
-        }
-        out.d[b] = fp16(scale);
-        for (int i = 0; i < n; i++) {
-            out.codes[at + i] = levels[i] + nmax;
-        }
-    }
-
-    private int clampLevel(int l) {
-        return Math.max(-nmax, Math.min(nmax - 1, l));
+        int[] levels = new int[x.length]; // level + nmax
+        out.d[b] = fp16(GgmlSearch.makeQxQuants(x.length, nmax, x, 0, levels, 0, w, 0));
+        System.arraycopy(levels, 0, out.codes, at, x.length);
     }
 
     /**
@@ -242,7 +188,7 @@ enum GgmlRule {
         float scale = 1 / iscale;
         float bestError = 0;
         for (int i = 0; i < n; i++) {
-            levels[i] = Math.max(0, Math.min(nmax, nearestInt(iscale * (x[i] - min))));
+            levels[i] = Math.max(0, Math.min(nmax, GgmlSearch.nearestInt(iscale * (x[i] - min))));
             float diff = scale * levels[i] + min - x[i];
             bestError += w[i] * (diff * diff);
         }
@@ -254,7 +200,7 @@ enum GgmlRule {
             for (int i = 0; i < n; i++) {
                 // min is the best fit so far and may sit at or near max: v can be inf, NaN or huge.
                 float v = iscale * (x[i] - min);
-                int l = v > 0 ? nearestInt(v < nmax ? v : nmax) : 0;
+                int l = v > 0 ? GgmlSearch.nearestInt(v < nmax ? v : nmax) : 0;
                 aux[i] = l;
                 sumL += w[i] * l;
                 sumL2 += w[i] * l * l;
@@ -287,12 +233,6 @@ enum GgmlRule {
     }
 
     // ---------------------------------------------------------------- C arithmetic
-
-    /** ggml's nearest_int: round to nearest, ties to even, by the 1.5·2^23 trick (garbage past ±2^22, as there). */
-    static int nearestInt(float f) {
-        float v = f + 12582912.f;
-        return (Float.floatToRawIntBits(v) & 0x007fffff) - 0x00400000;
-    }
 
     /** C's float-to-int conversion as x86's cvttss2si does it: toward zero, NaN and out-of-range give INT_MIN. */
     static int truncate(float f) {
