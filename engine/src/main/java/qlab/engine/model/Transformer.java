@@ -324,7 +324,7 @@ public final class Transformer implements LanguageModel {
                 float sum = expShifted(scores, len, max);
                 float inv = 1.0f / sum;
                 int ao = t * c.qDim() + h * hd;
-                FloatKernels.weightedRows(scores, len, inv, vals, kvh * hd, kvDim, att, ao, hd);
+                FloatKernels.weightedRows(scores, 0, len, inv, vals, kvh * hd, kvDim, att, ao, hd);
             }
         });
     }

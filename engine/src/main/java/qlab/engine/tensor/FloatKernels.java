@@ -61,16 +61,17 @@ public final class FloatKernels {
     }
 
     /**
-     * y[yo .. yo+n) = Σ_j (w[j] × scale) · x[xo + j × stride ..], j = 0 .. rows − 1: attention's
-     * weighted sum of value rows. Bitwise {@link #weightedRowsScalar} (an fma per row, in row
+     * y[yo .. yo+n) = Σ_j (w[wo + j] × scale) · x[xo + j × stride ..], j = 0 .. rows − 1: attention's
+     * weighted sum of value rows (training also sums key and query rows with it). Bitwise {@link #weightedRowsScalar} (an fma per row, in row
      * order, from zero), i.e. zeroing y then {@link #axpy} row by row; but the sums stay in
      * registers, four vectors of y at a time, instead of being stored and reloaded for every row:
      * a 512-bit store is two 256-bit ones on AMD Zen 4, and the next row's load of it waits for
      * both to reach the cache instead of being forwarded.
      */
-    public static void weightedRows(float[] w, int rows, float scale, float[] x, int xo, int stride, float[] y, int yo, int n) {
+    public static void weightedRows(float[] w, int wo, int rows, float scale, float[] x, int xo, int stride, float[] y,
+                                    int yo, int n) {
         if (!VectorSupport.ENABLED) {
-            weightedRowsScalar(w, rows, scale, x, xo, stride, y, yo, n);
+            weightedRowsScalar(w, wo, rows, scale, x, xo, stride, y, yo, n);
             return;
         }
         int i = 0;
@@ -80,7 +81,7 @@ public final class FloatKernels {
             FloatVector a2 = a0;
             FloatVector a3 = a0;
             for (int j = 0; j < rows; j++) {
-                FloatVector s = FloatVector.broadcast(F, w[j] * scale);
+                FloatVector s = FloatVector.broadcast(F, w[wo + j] * scale);
                 int o = xo + j * stride + i;
                 a0 = FloatVector.fromArray(F, x, o).fma(s, a0);
                 a1 = FloatVector.fromArray(F, x, o + LANES).fma(s, a1);
@@ -92,26 +93,40 @@ public final class FloatKernels {
             a2.intoArray(y, yo + i + 2 * LANES);
             a3.intoArray(y, yo + i + 3 * LANES);
         }
+        // heads of two vectors (32 wide at 16 lanes) in two independent chains
+        for (; i + 2 * LANES <= n; i += 2 * LANES) {
+            FloatVector a0 = FloatVector.zero(F);
+            FloatVector a1 = a0;
+            for (int j = 0; j < rows; j++) {
+                FloatVector s = FloatVector.broadcast(F, w[wo + j] * scale);
+                int o = xo + j * stride + i;
+                a0 = FloatVector.fromArray(F, x, o).fma(s, a0);
+                a1 = FloatVector.fromArray(F, x, o + LANES).fma(s, a1);
+            }
+            a0.intoArray(y, yo + i);
+            a1.intoArray(y, yo + i + LANES);
+        }
         for (; i + LANES <= n; i += LANES) {
             FloatVector a0 = FloatVector.zero(F);
             for (int j = 0; j < rows; j++) {
-                a0 = FloatVector.fromArray(F, x, xo + j * stride + i).fma(FloatVector.broadcast(F, w[j] * scale), a0);
+                a0 = FloatVector.fromArray(F, x, xo + j * stride + i).fma(FloatVector.broadcast(F, w[wo + j] * scale), a0);
             }
             a0.intoArray(y, yo + i);
         }
         for (; i < n; i++) {
             float acc = 0;
             for (int j = 0; j < rows; j++) {
-                acc = Math.fma(w[j] * scale, x[xo + j * stride + i], acc);
+                acc = Math.fma(w[wo + j] * scale, x[xo + j * stride + i], acc);
             }
             y[yo + i] = acc;
         }
     }
 
-    public static void weightedRowsScalar(float[] w, int rows, float scale, float[] x, int xo, int stride, float[] y, int yo, int n) {
+    public static void weightedRowsScalar(float[] w, int wo, int rows, float scale, float[] x, int xo, int stride, float[] y,
+                                          int yo, int n) {
         java.util.Arrays.fill(y, yo, yo + n, 0f);
         for (int j = 0; j < rows; j++) {
-            axpyScalar(w[j] * scale, x, xo + j * stride, y, yo, n);
+            axpyScalar(w[wo + j] * scale, x, xo + j * stride, y, yo, n);
         }
     }
 }

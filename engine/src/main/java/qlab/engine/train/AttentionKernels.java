@@ -7,17 +7,11 @@ import jdk.incubator.vector.FloatVector;
 import qlab.engine.tensor.VectorSupport;
 
 /**
- * The two kernels of attention in training, each with its scalar reference:
- * <ul>
- *   <li>{@link #weightedRows}: y = Σ_j (w[wo + j] × scale) · x[xo + j × stride ..], the weights read
- *       from an offset (a row of the probability matrix, a column of dS kept transposed). The
- *       engine's {@code FloatKernels.weightedRows} computes the same fold for inference; this one
- *       also keeps two-vector heads (32 wide with 16 lanes) in two independent chains.
- *   <li>{@link #columnDots}: out[j] = q · k_j for a row of keys held transposed (one key per
- *       lane), so a vector of scores costs one FMA per head dimension and no lane sums.
- * </ul>
- * Each output lane is a fold of fmas in a fixed order from zero, whichever path computes it, so
- * each kernel is bitwise its scalar reference.
+ * Attention kernels of training beside the engine's {@code FloatKernels.weightedRows} (which
+ * training calls too, the weights read from an offset: a row of the probability matrix, a column
+ * of dS kept transposed): {@link #columnDots}, out[j] = q · k_j for a row of keys held transposed
+ * (one key per lane), so a vector of scores costs one FMA per head dimension and no lane sums, with
+ * its scalar reference, bitwise equal (an fma fold in a fixed order from zero on every path).
  */
 final class AttentionKernels {
 
@@ -78,71 +72,6 @@ final class AttentionKernels {
             int o = base + j * stride;
             for (int i = 0; i < hd; i++) {
                 kT[i * len + j] = x[o + i];
-            }
-        }
-    }
-
-    static void weightedRows(float[] w, int wo, int rows, float scale, float[] x, int xo, int stride, float[] y, int yo,
-                             int n) {
-        if (!VectorSupport.ENABLED) {
-            weightedRowsScalar(w, wo, rows, scale, x, xo, stride, y, yo, n);
-            return;
-        }
-        int i = 0;
-        for (; i + 4 * LANES <= n; i += 4 * LANES) {
-            FloatVector a0 = FloatVector.zero(F);
-            FloatVector a1 = a0;
-            FloatVector a2 = a0;
-            FloatVector a3 = a0;
-            for (int j = 0; j < rows; j++) {
-                FloatVector s = FloatVector.broadcast(F, w[wo + j] * scale);
-                int o = xo + j * stride + i;
-                a0 = FloatVector.fromArray(F, x, o).fma(s, a0);
-                a1 = FloatVector.fromArray(F, x, o + LANES).fma(s, a1);
-                a2 = FloatVector.fromArray(F, x, o + 2 * LANES).fma(s, a2);
-                a3 = FloatVector.fromArray(F, x, o + 3 * LANES).fma(s, a3);
-            }
-            a0.intoArray(y, yo + i);
-            a1.intoArray(y, yo + i + LANES);
-            a2.intoArray(y, yo + i + 2 * LANES);
-            a3.intoArray(y, yo + i + 3 * LANES);
-        }
-        for (; i + 2 * LANES <= n; i += 2 * LANES) {
-            FloatVector a0 = FloatVector.zero(F);
-            FloatVector a1 = a0;
-            for (int j = 0; j < rows; j++) {
-                FloatVector s = FloatVector.broadcast(F, w[wo + j] * scale);
-                int o = xo + j * stride + i;
-                a0 = FloatVector.fromArray(F, x, o).fma(s, a0);
-                a1 = FloatVector.fromArray(F, x, o + LANES).fma(s, a1);
-            }
-            a0.intoArray(y, yo + i);
-            a1.intoArray(y, yo + i + LANES);
-        }
-        for (; i + LANES <= n; i += LANES) {
-            FloatVector a0 = FloatVector.zero(F);
-            for (int j = 0; j < rows; j++) {
-                a0 = FloatVector.fromArray(F, x, xo + j * stride + i).fma(FloatVector.broadcast(F, w[wo + j] * scale), a0);
-            }
-            a0.intoArray(y, yo + i);
-        }
-        for (; i < n; i++) {
-            float acc = 0;
-            for (int j = 0; j < rows; j++) {
-                acc = Math.fma(w[wo + j] * scale, x[xo + j * stride + i], acc);
-            }
-            y[yo + i] = acc;
-        }
-    }
-
-    /** The specification: zero y, then one fma per (row, column), rows in order. */
-    static void weightedRowsScalar(float[] w, int wo, int rows, float scale, float[] x, int xo, int stride, float[] y,
-                                   int yo, int n) {
-        java.util.Arrays.fill(y, yo, yo + n, 0f);
-        for (int j = 0; j < rows; j++) {
-            float s = w[wo + j] * scale;
-            for (int i = 0; i < n; i++) {
-                y[yo + i] = Math.fma(s, x[xo + j * stride + i], y[yo + i]);
             }
         }
     }

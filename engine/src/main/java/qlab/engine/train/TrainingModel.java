@@ -241,7 +241,7 @@ public final class TrainingModel {
                     }
                     float inv = 1f / expShifted(pl, po, t + 1, max);
                     scale(pl, po, t + 1, inv);
-                    AttentionKernels.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
+                    FloatKernels.weightedRows(pl, po, t + 1, 1f, vl, kBase, kvd, al, qo, hd);
                 }
             }
         });
@@ -394,15 +394,15 @@ public final class TrainingModel {
                             pT[j * len + t] = pl[po + j];
                         }
                         // dq = scale Σ_j dS_j k_j
-                        AttentionKernels.weightedRows(ds, 0, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
+                        FloatKernels.weightedRows(ds, 0, t + 1, scale, kl, kBase, kvd, dq, qo, hd);
                     }
                     // dk_j += scale Σ_{t>=j} dS[t, j] q_t;  dv_j += Σ_{t>=j} P[t, j] dO_t
                     for (int j = 0; j < len; j++) {
                         int rows = len - j;
                         int at = kBase + j * kvd;
-                        AttentionKernels.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
+                        FloatKernels.weightedRows(dsT, j * len + j, rows, scale, ql, qBase + j * qd, qd, sum, 0, hd);
                         FloatKernels.axpy(1f, sum, 0, dK, at, hd);
-                        AttentionKernels.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
+                        FloatKernels.weightedRows(pT, j * len + j, rows, 1f, dAtt, qBase + j * qd, qd, sum, 0, hd);
                         FloatKernels.axpy(1f, sum, 0, dV, at, hd);
                     }
                 }

@@ -163,8 +163,8 @@ class F32MatrixTest {
                 float[] fast = random(n + 4, 3);
                 float[] scalar = fast.clone();
                 float[] viaAxpy = fast.clone();
-                FloatKernels.weightedRows(w, rows, 0.77f, x, 5, stride, fast, 2, n);
-                FloatKernels.weightedRowsScalar(w, rows, 0.77f, x, 5, stride, scalar, 2, n);
+                FloatKernels.weightedRows(w, 0, rows, 0.77f, x, 5, stride, fast, 2, n);
+                FloatKernels.weightedRowsScalar(w, 0, rows, 0.77f, x, 5, stride, scalar, 2, n);
                 java.util.Arrays.fill(viaAxpy, 2, 2 + n, 0f);
                 for (int j = 0; j < rows; j++) {
                     FloatKernels.axpy(w[j] * 0.77f, x, 5 + j * stride, viaAxpy, 2, n);

@@ -7,7 +7,7 @@ import qlab.engine.tensor.FloatKernels;
 
 class AttentionKernelsTest {
 
-    /** Widths covering the four-, two- and one-vector paths and a scalar tail; weights at an offset. */
+    /** The engine's weightedRows as training calls it: weights at an offset; widths covering the four-, two- and one-vector paths and a scalar tail. */
     @Test
     void vectorPathIsBitwiseTheScalarFoldAndTheEngineKernel() {
         for (int n : new int[] {1, 7, 16, 32, 48, 64, 80, 131}) {
@@ -18,9 +18,9 @@ class AttentionKernelsTest {
                 float[] fast = BlockedProductsTest.random(n + 4, 3);
                 float[] scalar = fast.clone();
                 float[] engine = fast.clone();
-                AttentionKernels.weightedRows(w, 3, rows, 0.77f, x, 5, stride, fast, 2, n);
-                AttentionKernels.weightedRowsScalar(w, 3, rows, 0.77f, x, 5, stride, scalar, 2, n);
-                FloatKernels.weightedRows(java.util.Arrays.copyOfRange(w, 3, w.length), rows, 0.77f, x, 5, stride, engine, 2, n);
+                FloatKernels.weightedRows(w, 3, rows, 0.77f, x, 5, stride, fast, 2, n);
+                FloatKernels.weightedRowsScalar(w, 3, rows, 0.77f, x, 5, stride, scalar, 2, n);
+                FloatKernels.weightedRows(java.util.Arrays.copyOfRange(w, 3, w.length), 0, rows, 0.77f, x, 5, stride, engine, 2, n);
                 assertArrayEquals(scalar, fast, n + " wide, " + rows + " rows");
                 assertArrayEquals(engine, fast, n + " wide, " + rows + " rows (engine kernel)");
             }
