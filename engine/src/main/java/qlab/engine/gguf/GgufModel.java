@@ -37,6 +37,9 @@ public final class GgufModel {
         this.config = GgufModelConfig.read(file);
         Map<String, GgufTensor> byQlab = new LinkedHashMap<>();
         for (GgufTensor t : file.tensors().values()) {
+            if (t.name().equals(GgufArchitecture.ROPE_FREQS)) {
+                continue; // read into the config's RoPE scaling
+            }
             String name = architecture.qlabName(t.name()).orElseThrow(() -> new QlabException(file.source()
                     + ": tensor \"" + t.name() + "\" is not a tensor of a " + architecture.name() + " model"));
             byQlab.put(name, t);
@@ -112,15 +115,27 @@ public final class GgufModel {
         return t;
     }
 
-    /** A 1-D tensor (norm weight or bias) as f32; it must be a float type. */
-    public float[] vector(String qlabName, int length) {
-        return file.floats(checked(qlabName, length).name());
+    /**
+     * The file's row order of a tensor (see {@link GgufArchitecture#ggufRowOrder}): row {@code r}
+     * in the file is row {@code order[r]} of the model's; empty when the two agree.
+     */
+    public Optional<int[]> ggufRowOrder(String qlabName) {
+        return architecture.ggufRowOrder(qlabName, config);
     }
 
-    /** A float-typed matrix widened to f32. */
+    /** A 1-D tensor (norm weight or bias) as f32, in the model's order; it must be a float type. */
+    public float[] vector(String qlabName, int length) {
+        float[] v = file.floats(checked(qlabName, length).name());
+        Optional<int[]> order = ggufRowOrder(qlabName);
+        return order.isPresent() ? GgufArchitecture.reorderRows(v, 1, order.get(), false) : v;
+    }
+
+    /** A float-typed matrix widened to f32, its rows in the model's order. */
     public Matrix floatMatrix(String qlabName, int rows, int cols) {
         GgufTensor t = checked(qlabName, rows, cols);
-        return new F32Matrix(file.floats(t.name()), rows, cols);
+        float[] v = file.floats(t.name());
+        Optional<int[]> order = ggufRowOrder(qlabName);
+        return new F32Matrix(order.isPresent() ? GgufArchitecture.reorderRows(v, cols, order.get(), false) : v, rows, cols);
     }
 
     /** The chat template of {@code tokenizer.chat_template}, if the file has one. */

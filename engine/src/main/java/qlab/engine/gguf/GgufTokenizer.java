@@ -107,9 +107,34 @@ public final class GgufTokenizer {
         putId(out, "tokenizer.ggml.padding_token_id", null, null, tc, "pad_token", ids);
         if (tc != null && tc.path("add_bos_token").isBoolean()) {
             out.put("tokenizer.ggml.add_bos_token", GgufValue.of(GgufValueType.BOOL, tc.get("add_bos_token").asBoolean()));
+        } else {
+            templateAddsBos(root, tc).ifPresent(b -> out.put("tokenizer.ggml.add_bos_token", GgufValue.of(GgufValueType.BOOL, b)));
         }
         if (tc != null && tc.path("chat_template").isTextual()) {
             out.put(CHAT_TEMPLATE, GgufValue.string(tc.get("chat_template").asText()));
+        }
+        return out;
+    }
+
+    /**
+     * Whether the post-processor puts the BOS token before a text, as llama.cpp's converter reads it
+     * when tokenizer_config.json does not say: a {@code TemplateProcessing} (alone or in a
+     * {@code Sequence}) whose single-text template starts with a special token adds BOS when that
+     * token is the configured {@code bos_token} (Llama 3's {@code <|begin_of_text|>}).
+     */
+    private static java.util.Optional<Boolean> templateAddsBos(JsonNode root, JsonNode tc) {
+        JsonNode post = root.path("post_processor");
+        List<JsonNode> processors = post.has("processors") ? iterable(post.path("processors")) : List.of(post);
+        java.util.Optional<Boolean> out = java.util.Optional.empty();
+        for (JsonNode p : processors) {
+            JsonNode single = p.path("single");
+            if (p.path("type").asText().equals("TemplateProcessing") && single.size() > 1
+                    && single.get(0).path("SpecialToken").path("id").isTextual()) {
+                String first = single.get(0).path("SpecialToken").path("id").asText();
+                JsonNode bos = tc == null ? null : tc.path("bos_token");
+                String bosText = bos == null ? null : bos.isTextual() ? bos.asText() : bos.path("content").asText(null);
+                out = java.util.Optional.of(bosText == null || first.equals(bosText));
+            }
         }
         return out;
     }

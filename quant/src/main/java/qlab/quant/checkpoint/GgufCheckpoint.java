@@ -112,7 +112,7 @@ public final class GgufCheckpoint {
                 if (t.type().isFloat()) {
                     return floats.matrix(name, rows, cols);
                 }
-                QuantizedMatrix q = read(g.file(), t, int8Activations);
+                QuantizedMatrix q = read(g.file(), t, g.ggufRowOrder(name).orElse(null), int8Activations);
                 return dequantize ? new F32Matrix(dequantized(q), rows, cols) : q;
             }
 
@@ -129,8 +129,12 @@ public final class GgufCheckpoint {
         return new Model(g.config(), Weights.load(g.config(), source), path.toString());
     }
 
-    /** A quantized tensor's ggml blocks converted row by row into its qlab format. */
-    static QuantizedMatrix read(GgufFile file, GgufTensor t, boolean int8Activations) {
+    /**
+     * A quantized tensor's ggml blocks converted row by row into its qlab format; with
+     * {@code rowOrder}, file row {@code r} becomes row {@code rowOrder[r]} (whole rows move, so the
+     * blocks are untouched).
+     */
+    static QuantizedMatrix read(GgufFile file, GgufTensor t, int[] rowOrder, boolean int8Activations) {
         GgmlType type = ggmlType(t.type());
         QuantFormat format = formatFor(type).orElseThrow();
         GgmlCodec codec = format.ggml().orElseThrow();
@@ -141,7 +145,7 @@ public final class GgufCheckpoint {
         MemorySegment src = file.bytes(t.name());
         MemorySegment dst = HugePages.allocate(qlabRow * rows);
         for (int r = 0; r < rows; r++) {
-            codec.fromGgml(src, r * ggmlRow, cols, dst, r * qlabRow);
+            codec.fromGgml(src, r * ggmlRow, cols, dst, (rowOrder == null ? r : rowOrder[r]) * qlabRow);
         }
         return new QuantizedMatrix(format, dst, rows, cols, int8Activations);
     }
@@ -158,7 +162,7 @@ public final class GgufCheckpoint {
         return out;
     }
 
-    /** The values of a GGUF tensor, dequantized as its type's qlab format does (float types widened). */
+    /** The values of a GGUF tensor in the file's row order, dequantized as its type's qlab format does (float types widened). */
     public static float[] values(GgufFile file, String ggufName) {
         GgufTensor t = file.tensor(ggufName);
         if (t.type().isFloat()) {
@@ -169,7 +173,7 @@ public final class GgufCheckpoint {
             throw new QlabException(file.source() + ": tensor \"" + ggufName + "\": field \"type\" is " + type
                     + ", which qlab does not read (readable: " + readableTypes() + ")");
         }
-        return dequantized(read(file, t, false));
+        return dequantized(read(file, t, null, false));
     }
 
     static byte[] bytes(MemorySegment s) {

@@ -16,6 +16,7 @@ import qlab.engine.gguf.GgufWriter;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelFamily;
+import qlab.engine.model.RopeScaling;
 import qlab.engine.tensor.F32Matrix;
 import qlab.engine.tensor.Matrix;
 import qlab.engine.util.WorkerPool;
@@ -96,11 +97,13 @@ public final class GgufExport {
     public static void write(Model source, String name, QuantPlan plan, ImportanceMatrix importance,
             Map<String, GgufValue> tokenizer, WorkerPool pool, Path out) {
         ModelConfig c = source.config();
-        if (c.family() != ModelFamily.QWEN2) {
-            throw new QlabException(source.source() + ": model_type " + c.family().modelType()
-                    + " has no GGUF mapping; export writes qwen2 models");
+        GgufArchitecture arch = GgufArchitecture.of(c.family());
+        if (c.family() == ModelFamily.QWEN3 && c.oBias()) {
+            throw new QlabException(source.source() + ": field \"attention_bias\" is true; llama.cpp's qwen3 architecture has no projection biases");
         }
-        GgufArchitecture arch = GgufArchitecture.QWEN2;
+        if (c.ropeScaling().type() == RopeScaling.Type.LLAMA3 && c.family() != ModelFamily.LLAMA) {
+            throw new QlabException(source.source() + ": field \"rope_scaling\" is llama3 scaling, which llama.cpp reads for the llama architecture only");
+        }
         Map<String, Matrix> matrices = source.weights().matrices();
         Map<String, QuantFormat> formats = new LinkedHashMap<>();
         for (var e : matrices.entrySet()) {
@@ -125,8 +128,14 @@ public final class GgufExport {
         GgufModelConfig.metadata(arch, c).forEach(w::put);
         tokenizer.forEach(w::put);
 
+        if (c.ropeScaling().type() == RopeScaling.Type.LLAMA3) {
+            float[] divisors = GgufModelConfig.ropeDivisors(c.ropeScaling(), c.ropeTheta(), c.headDim());
+            w.tensor(GgufArchitecture.ROPE_FREQS, new long[] {divisors.length}, GgufTensorType.F32, 4L * divisors.length,
+                    () -> GgufWriter.f32(divisors));
+        }
         for (var e : matrices.entrySet()) {
             F32Matrix m = (F32Matrix) e.getValue();
+            float[] rows = ggufRows(arch, c, e.getKey(), m.data(), m.cols());
             QuantFormat f = formats.get(e.getKey());
             GgmlCodec codec = f.ggml().orElseThrow();
             GgmlType t = codec.type();
@@ -134,7 +143,7 @@ public final class GgufExport {
             float[] imp = importance == null ? null : importance.forMatrix(e.getKey());
             w.tensor(arch.ggufName(e.getKey()).orElseThrow(), new long[] {m.cols(), m.rows()},
                     GgufCheckpoint.TYPES.apply(t.id), rowBytes * m.rows(), () -> {
-                        QuantizedMatrix q = QuantizedMatrix.quantize(f, m.data(), m.rows(), m.cols(), imp, pool);
+                        QuantizedMatrix q = QuantizedMatrix.quantize(f, rows, m.rows(), m.cols(), imp, pool);
                         MemorySegment dst = java.lang.foreign.Arena.ofAuto().allocate(rowBytes * m.rows());
                         long qlabRow = f.bytesPerRow(m.cols());
                         for (int r = 0; r < m.rows(); r++) {
@@ -144,10 +153,20 @@ public final class GgufExport {
                     });
         }
         for (var e : source.weights().vectors().entrySet()) {
-            float[] v = e.getValue();
+            float[] v = ggufRows(arch, c, e.getKey(), e.getValue(), 1);
             w.tensor(arch.ggufName(e.getKey()).orElseThrow(), new long[] {v.length}, GgufTensorType.F32, 4L * v.length,
                     () -> GgufWriter.f32(v));
         }
         w.write(out);
+    }
+
+    /**
+     * A tensor's values in the row order llama.cpp's converter writes (llama's q and k rows
+     * interleaved per head; see GgufArchitecture#ggufRowOrder). Quantization is row by row and the
+     * importance weights are per column, so reordering before quantizing gives the reordered blocks.
+     */
+    private static float[] ggufRows(GgufArchitecture arch, ModelConfig c, String qlabName, float[] values, int cols) {
+        Optional<int[]> order = arch.ggufRowOrder(qlabName, c);
+        return order.isPresent() ? GgufArchitecture.reorderRows(values, cols, order.get(), true) : values;
     }
 }
