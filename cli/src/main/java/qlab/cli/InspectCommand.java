@@ -174,11 +174,10 @@ final class InspectCommand implements Callable<Integer> {
         GgufFile f = GgufCheckpoint.open(model);
         ModelConfig config = GgufModel.of(f).config();
         Map<String, Integer> types = new TreeMap<>();
-        long params = 0;
+        long params = config.parameterCount(); // the model's weights: llama's rope_freqs tensor is a hyperparameter
         long bytes = 0;
         for (GgufTensor t : f.tensors().values()) {
             types.merge(t.type().name(), 1, Integer::sum);
-            params += t.elementCount();
             bytes += t.bytes();
         }
         Map<String, Object> metadata = new LinkedHashMap<>();

@@ -65,6 +65,44 @@ class FamilyCommandsTest {
         assertEquals(4, gen.get("ids").size());
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"tiny-llama", "tiny-qwen3"})
+    void anExportedGgufRunsAsTheSamePlanQuantizedToSafetensors(String preset) throws Exception {
+        Path model = tmp.resolve(preset);
+        assertEquals(0, CliRun.of("gen", "--preset", preset, "--seed", "4", "--out", model.toString()).exit());
+        Path gguf = tmp.resolve(preset + ".gguf");
+        CliRun e = CliRun.of("export", "--model", model.toString(), "--format", "q4_0+mlp-down=f16", "--out", gguf.toString(),
+                "--threads", "1");
+        assertEquals(0, e.exit(), e.err());
+        JsonNode inspect = json(CliRun.of("inspect", "--model", gguf.toString(), "--json"));
+        assertEquals(SyntheticPreset.byId(preset).config().parameterCount(), inspect.get("parameters").longValue());
+        assertEquals(SyntheticPreset.byId(preset).config().family().modelType(), inspect.get("config").get("model_type").asText());
+        Path q = tmp.resolve(preset + ".q4_0.safetensors");
+        assertEquals(0, CliRun.of("quantize", "--model", model.toString(), "--format", "q4_0", "--mlp-down", "f16",
+                "--out", q.toString(), "--threads", "1").exit());
+        Path a = tmp.resolve("a.f32");
+        Path b = tmp.resolve("b.f32");
+        for (Path[] run : new Path[][] {{gguf, a}, {q, b}}) {
+            CliRun r = CliRun.of("logits", "--model", run[0].toString(), "--ids", "5,6,7,300,9", "--out", run[1].toString(),
+                    "--threads", "1");
+            assertEquals(0, r.exit(), r.err());
+        }
+        // the GGUF's f16 ffn_down loads widened to f32, the safetensors one runs on the f16 kernel: equal up to rounding
+        float[] fromGguf = floats(a);
+        float[] fromSafetensors = floats(b);
+        assertEquals(fromSafetensors.length, fromGguf.length);
+        for (int i = 0; i < fromGguf.length; i++) {
+            assertEquals(fromSafetensors[i], fromGguf[i], 1e-4 * (1 + Math.abs(fromSafetensors[i])), preset + " logit " + i);
+        }
+    }
+
+    private static float[] floats(Path f32File) throws Exception {
+        var buf = java.nio.ByteBuffer.wrap(Files.readAllBytes(f32File)).order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        float[] out = new float[buf.remaining()];
+        buf.get(out);
+        return out;
+    }
+
     @Test
     void aSweepRunsOnLlamaAndQwen3Presets() throws Exception {
         Path text = Path.of(System.getProperty("qlab.home"), "datasets", "eval", "en-prose.txt");

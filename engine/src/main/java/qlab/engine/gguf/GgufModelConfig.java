@@ -173,6 +173,9 @@ public final class GgufModelConfig {
         for (float d : divisors) {
             factor = Math.max(factor, d);
         }
+        if (!Double.isFinite(factor)) {
+            return Optional.empty();
+        }
         if (factor == 1) {
             return allOnes(divisors) ? Optional.of(RopeScaling.NONE) : Optional.empty();
         }
