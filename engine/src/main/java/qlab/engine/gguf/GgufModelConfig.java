@@ -47,6 +47,12 @@ public final class GgufModelConfig {
                 throw new QlabException(f.source() + ": field \"" + p + key + "\" is set; qlab does not compute it");
             }
         }
+        // every layer has at least its nine weights: a larger count is corrupt (and would build a huge manifest)
+        int layers = f.positiveInt(p + "block_count");
+        if (layers > f.tensors().size() / 9) {
+            throw new QlabException(f.source() + ": field \"" + p + "block_count\" is " + layers + ", more layers than the file's "
+                    + f.tensors().size() + " tensors hold");
+        }
         int hidden = f.positiveInt(p + "embedding_length");
         int heads = f.positiveInt(p + "attention.head_count");
         int kvHeads = f.has(p + "attention.head_count_kv") ? f.positiveInt(p + "attention.head_count_kv") : heads;
@@ -91,7 +97,7 @@ public final class GgufModelConfig {
         int context = f.has(p + "context_length") ? f.positiveInt(p + "context_length")
                 : a.family() == ModelFamily.LLAMA ? 2048 : 32768;
         try {
-            return new ModelConfig(a.family(), hidden, f.positiveInt(p + "feed_forward_length"), f.positiveInt(p + "block_count"),
+            return new ModelConfig(a.family(), hidden, f.positiveInt(p + "feed_forward_length"), layers,
                     heads, kvHeads, headDim, (int) vocab, decimal(f, p + "attention.layer_norm_rms_epsilon"), ropeBase, scaling,
                     !f.tensors().containsKey("output.weight"), context, dtype,
                     attentionBias, oBias, mlpBias, a.family() == ModelFamily.QWEN3);

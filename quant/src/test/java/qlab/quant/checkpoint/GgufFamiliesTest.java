@@ -244,6 +244,45 @@ class GgufFamiliesTest {
         assertFailsNaming(rewrite(f, "qwen3.rope.dimension_count", GgufValue.u32(16)), "\"qwen3.rope.dimension_count\"");
     }
 
+    /**
+     * Seeded mutations of a llama export's header and of its rope_freqs divisors (random bytes,
+     * extremes, NaN and infinite floats): each reads, or fails with a one-line QlabException naming the file.
+     */
+    @Test
+    void mutatedLlamaHeadersAndRopeDivisorsFailOnlyAsNamedErrors() throws Exception {
+        Model m = TestModels.write(TestModels.llama3Scaled(), 18, tmp.resolve("mutate"));
+        Path file = export(m, "f32", "mutate");
+        byte[] original = Files.readAllBytes(file);
+        GgufFile parsed = GgufCheckpoint.open(file);
+        int header = (int) parsed.dataStart();
+        int freqs = (int) (parsed.dataStart() + parsed.tensor("rope_freqs.weight").offset());
+        int freqsLength = (int) parsed.tensor("rope_freqs.weight").bytes();
+        float[] odd = {Float.NaN, Float.POSITIVE_INFINITY, -1f, 0f, 1e-30f, 3e38f, 0.5f, 8.000001f};
+        java.util.Random rnd = new java.util.Random(20261201L);
+        int failed = 0;
+        int trials = 1500;
+        for (int trial = 0; trial < trials; trial++) {
+            byte[] b = original.clone();
+            var le = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            switch (rnd.nextInt(3)) {
+                case 0 -> le.putFloat(freqs + 4 * rnd.nextInt(freqsLength / 4), odd[rnd.nextInt(odd.length)]);
+                case 1 -> le.putInt(8 + rnd.nextInt(header - 12), rnd.nextBoolean() ? -1 : rnd.nextInt(1 << 16));
+                default -> b[rnd.nextInt(header)] = (byte) rnd.nextInt(256);
+            }
+            try {
+                GgufFile f = GgufFile.read("mutated.gguf", java.lang.foreign.MemorySegment.ofArray(b), GgufCheckpoint.TYPES);
+                qlab.engine.gguf.GgufModel.of(f);
+            } catch (QlabException e) {
+                assertFalse(e.getMessage().contains("\n"), e.getMessage());
+                assertTrue(e.getMessage().startsWith("mutated.gguf: "), e.getMessage());
+                failed++;
+            } catch (Throwable t) {
+                throw new AssertionError("trial " + trial + " escaped as " + t, t);
+            }
+        }
+        assertTrue(failed > trials / 4, "only " + failed + " of " + trials + " mutations were rejected");
+    }
+
     private static void assertFailsNaming(Path file, String field) {
         QlabException e = assertThrows(QlabException.class, () -> GgufCheckpoint.load(file));
         assertTrue(e.getMessage().startsWith(file.toString()) && e.getMessage().contains(field), e.getMessage());
