@@ -64,7 +64,7 @@ class ParetoCommandTest {
         CliCapture c = CliCapture.run("pareto", dir.toString());
         assertEquals(0, c.exit(), c.err());
         assertTrue(c.out().startsWith("5 rows from 2 file(s), newest row of each of 4 configs"), c.out());
-        assertTrue(c.out().contains("Pareto frontier: bits per weight vs KL (4 of 4 rows)"), c.out());
+        assertTrue(c.out().contains("Pareto frontier: bits per weight vs KL (4 of 4 quantizations)"), c.out());
         assertTrue(c.out().contains("0.05000"), "b's newer row is used");
     }
 

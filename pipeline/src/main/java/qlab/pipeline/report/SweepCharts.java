@@ -97,7 +97,7 @@ public final class SweepCharts {
             return null;
         }
         List<ResultRow> frontier = ParetoFrontier.frontier(rows, c);
-        return scatterWithFrontier(candidates, frontier, c.x().value(), c.y().value(), xLabel, yLabel, logY);
+        return scatterWithFrontier(candidates, frontier, c.x().value(), c.y().value(), c::label, xLabel, yLabel, logY);
     }
 
     static JFreeChart speedChart(List<ResultRow> rows) {
@@ -111,12 +111,12 @@ public final class SweepCharts {
                 .filter(candidates::contains).sorted(java.util.Comparator.comparingDouble(ResultRow::bitsPerWeight))
                 .toList();
         return scatterWithFrontier(candidates, frontier, ResultRow::bitsPerWeight, ResultRow::decodeTpsMedian,
-                "bits per weight", "decode tokens/s (median)", false);
+                ResultRow::label, "bits per weight", "decode tokens/s (median)", false);
     }
 
     private static JFreeChart scatterWithFrontier(List<ResultRow> candidates, List<ResultRow> frontier,
                                                   Function<ResultRow, Double> x, Function<ResultRow, Double> y,
-                                                  String xLabel, String yLabel, boolean logY) {
+                                                  Function<ResultRow, String> label, String xLabel, String yLabel, boolean logY) {
         XYSeries all = new XYSeries("configs", false, true);
         candidates.forEach(r -> all.add(x.apply(r), y.apply(r)));
         XYSeries front = new XYSeries("Pareto frontier", false, true);
@@ -152,11 +152,11 @@ public final class SweepCharts {
         plot.setRangeGridlinePaint(new Color(0xdd, 0xdd, 0xdd));
         Font font = new Font(Font.SANS_SERIF, Font.PLAIN, 11);
         for (ResultRow r : frontier) {
-            XYTextAnnotation label = new XYTextAnnotation("  " + r.label(), x.apply(r), y.apply(r));
-            label.setFont(font);
-            label.setTextAnchor(TextAnchor.BOTTOM_LEFT);
-            label.setPaint(FRONTIER.darker());
-            plot.addAnnotation(label);
+            XYTextAnnotation text = new XYTextAnnotation("  " + label.apply(r), x.apply(r), y.apply(r));
+            text.setFont(font);
+            text.setTextAnchor(TextAnchor.BOTTOM_LEFT);
+            text.setPaint(FRONTIER.darker());
+            plot.addAnnotation(text);
         }
         return new JFreeChart(null, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
     }

@@ -77,7 +77,7 @@ public final class SweepReport {
             }
             h.append("</tr>\n");
             for (ResultRow r : frontier) {
-                String[] cells = FrontierTable.cells(r);
+                String[] cells = FrontierTable.cells(r, c);
                 h.append("<tr>");
                 for (int i = 0; i < cells.length; i++) {
                     h.append(i == 0 || i == cells.length - 1 ? "<td class=\"t\">" : "<td>").append(esc(cells[i])).append("</td>");
