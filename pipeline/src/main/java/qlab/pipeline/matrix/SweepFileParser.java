@@ -237,9 +237,10 @@ public final class SweepFileParser {
     }
 
     private void putOverride(YamlNode node, String key, Map<String, String> overrides, String tensors, String format) {
-        if (!FormatCatalog.TENSOR_CLASSES.contains(tensors)) {
+        if (!FormatCatalog.isTensorSelector(tensors)) {
             throw error(node, key, "unknown tensor class \"" + tensors + "\" (known: "
-                    + String.join(", ", new java.util.TreeSet<>(FormatCatalog.TENSOR_CLASSES)) + ")");
+                    + String.join(", ", new java.util.TreeSet<>(FormatCatalog.TENSOR_CLASSES))
+                    + ", q, k, v, o, gate, up, down, and L<layer> or L<layer>.<class> such as L3 or L3.q)");
         }
         if (overrides.put(tensors, format(node, key, format)) != null) {
             throw error(node, key, "tensor class \"" + tensors + "\" is given twice");
