@@ -195,7 +195,7 @@ public record QuantPlan(String format, int group, Map<Selector, FormatChoice> ov
     }
 
     /** The selectors one override names: two for the shorthands attn and mlp, one otherwise. */
-    static List<Selector> selectors(String id) {
+    public static List<Selector> selectors(String id) {
         java.util.regex.Matcher layered = java.util.regex.Pattern.compile("L(\\d{1,4})(?:\\.(.+))?").matcher(id);
         if (layered.matches()) {
             int layer = Integer.parseInt(layered.group(1));
