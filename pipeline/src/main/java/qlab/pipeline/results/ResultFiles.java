@@ -126,10 +126,15 @@ public final class ResultFiles {
 
     /** Writes rows to {@code target} through a temporary file in the same directory, then renames it. */
     public static void writeAtomically(Path target, List<GenericRecord> records) throws IOException {
+        writeAtomically(target, ResultSchema.CURRENT, records);
+    }
+
+    /** Writes records of {@code schema} (a derived table's) to {@code target}, through a temporary file. */
+    public static void writeAtomically(Path target, Schema schema, List<GenericRecord> records) throws IOException {
         Files.createDirectories(target.toAbsolutePath().getParent());
         Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
         Files.deleteIfExists(tmp);
-        try (ParquetWriter<GenericRecord> writer = writer(new LocalOutputFile(tmp), ResultSchema.CURRENT)) {
+        try (ParquetWriter<GenericRecord> writer = writer(new LocalOutputFile(tmp), schema)) {
             for (GenericRecord r : records) {
                 writer.write(r);
             }

@@ -13,8 +13,6 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.parquet.hadoop.ParquetWriter;
-import org.apache.parquet.io.LocalOutputFile;
 import qlab.engine.QlabException;
 import qlab.engine.model.ModelConfig;
 import qlab.pipeline.QuantSpec;
@@ -118,29 +116,24 @@ public record SensitivityTable(String reference, String modelHash, List<Entry> e
     }
 
     public void write(Path file) {
+        List<GenericRecord> records = new ArrayList<>();
+        for (Entry e : entries) {
+            GenericData.Record rec = new GenericData.Record(SCHEMA);
+            rec.put("reference", reference);
+            rec.put("model_hash", modelHash);
+            rec.put("group", e.group());
+            rec.put("format", e.format());
+            rec.put("group_size", e.groupSize());
+            rec.put("weights", e.weights());
+            rec.put("bytes", e.bytes());
+            rec.put("kl_mean", e.klMean());
+            rec.put("kl_se", e.klSe());
+            rec.put("kl_increase", e.klIncrease());
+            rec.put("config_id", e.configId());
+            records.add(rec);
+        }
         try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-            Files.deleteIfExists(tmp);
-            try (ParquetWriter<GenericRecord> w = ResultFiles.writer(new LocalOutputFile(tmp), SCHEMA)) {
-                for (Entry e : entries) {
-                    GenericData.Record rec = new GenericData.Record(SCHEMA);
-                    rec.put("reference", reference);
-                    rec.put("model_hash", modelHash);
-                    rec.put("group", e.group());
-                    rec.put("format", e.format());
-                    rec.put("group_size", e.groupSize());
-                    rec.put("weights", e.weights());
-                    rec.put("bytes", e.bytes());
-                    rec.put("kl_mean", e.klMean());
-                    rec.put("kl_se", e.klSe());
-                    rec.put("kl_increase", e.klIncrease());
-                    rec.put("config_id", e.configId());
-                    w.write(rec);
-                }
-            }
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            ResultFiles.writeAtomically(file, SCHEMA, records);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }
