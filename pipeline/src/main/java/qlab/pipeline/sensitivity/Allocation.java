@@ -16,7 +16,7 @@ import java.util.Optional;
  * and with a unit of 1 the answer is the exact optimum. A Lagrangian sweep (minimise KL + λ·bytes
  * per group, bisect λ) is cheaper but only reaches mixes on the lower convex hull of the
  * bytes/KL trade-off: with a handful of formats per group, a budget between two hull points is
- * left partly unspent. The table is small (groups × formats × buckets: 170 × 6 × 4096 at the 0.5B
+ * left partly unspent. The table is small (groups × formats × buckets: 169 × 6 × 4096 at the 0.5B
  * shapes by tensor), so the exact method costs milliseconds.
  */
 public final class Allocation {
