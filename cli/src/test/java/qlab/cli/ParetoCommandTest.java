@@ -112,6 +112,23 @@ class ParetoCommandTest {
     }
 
     @Test
+    void sensitivityRowsAreNotQuantizationsToChoose() throws Exception {
+        GenericRecord probe = row("r1", 1, "probe", "f32", 30.2, 0.0005, 12.0, 10);
+        probe.put("tensor_overrides", Map.of("L0.q", "q4_0"));
+        ResultFiles.writeAtomically(dir.resolve("runs/r1/results.parquet"),
+                List.of(row("r1", 1, "ref", "f32", 32, 0.0, 12.0, 5), probe, row("r1", 1, "b", "q4_0", 4.5, 0.02, 12.5, 50)));
+        new qlab.pipeline.sensitivity.SensitivityTable("f32", "mh", List.of(
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "f32", 32, 10, 40, 0, null, 0, null),
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "q4_0", 32, 10, 6, 0.0005, null, 0.0005, "probe")))
+                .write(qlab.pipeline.sensitivity.SensitivityTable.file(dir));
+        CliCapture c = CliCapture.run("pareto", "--json", dir.toString());
+        assertEquals(0, c.exit(), c.err());
+        List<String> bpwKl = new ArrayList<>();
+        new ObjectMapper().readTree(c.out()).get("pareto_bpw_kl").forEach(n -> bpwKl.add(n.get("config_id").asText()));
+        assertEquals(List.of("b", "ref"), bpwKl);
+    }
+
+    @Test
     void missingPathIsOneLine() {
         CliCapture c = CliCapture.run("pareto", dir.resolve("nope").toString());
         assertEquals(2, c.exit());

@@ -11,8 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.HashSet;
-import java.util.Objects;
 import java.util.Set;
 import qlab.pipeline.sensitivity.AllocatedMixes;
 import qlab.pipeline.sensitivity.SensitivityTable;
@@ -39,7 +37,7 @@ public final class SweepReport {
      */
     public static Path write(Path dir, List<ResultRow> allRows, String title) {
         try {
-            Set<String> probes = probeIds(dir);
+            Set<String> probes = SensitivityTable.probeIds(List.of(dir));
             List<ResultRow> rows = ResultHistory.latest(allRows).stream().filter(r -> !probes.contains(r.configId())).toList();
             AllocatedMixes allocated = AllocatedMixes.find(List.of(dir));
             List<SweepCharts.Chart> charts = SweepCharts.write(dir.resolve("charts"), rows, allocated);
@@ -52,17 +50,6 @@ public final class SweepReport {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the report in " + dir, e);
         }
-    }
-
-    /** Config ids of a sensitivity sweep's single-group rows in {@code dir}, if it holds one. */
-    private static Set<String> probeIds(Path dir) {
-        if (!Files.isRegularFile(SensitivityTable.file(dir))) {
-            return Set.of();
-        }
-        Set<String> ids = new HashSet<>();
-        SensitivityTable.read(dir).entries().stream().map(SensitivityTable.Entry::configId).filter(Objects::nonNull)
-                .forEach(ids::add);
-        return ids;
     }
 
     static String html(List<ResultRow> rows, List<ResultRow> allRows, List<SweepCharts.Chart> charts, String title)

@@ -139,6 +139,20 @@ public record SensitivityTable(String reference, String modelHash, List<Entry> e
         }
     }
 
+    /**
+     * Config ids of the single-group rows of the sensitivity sweeps under these results directories:
+     * views of a directory's quantizations (frontiers, charts) leave them out.
+     */
+    public static Set<String> probeIds(List<Path> roots) {
+        Set<String> ids = new java.util.HashSet<>();
+        for (Path root : roots) {
+            if (Files.isDirectory(root) && Files.isRegularFile(file(root))) {
+                read(root).entries().stream().map(Entry::configId).filter(java.util.Objects::nonNull).forEach(ids::add);
+            }
+        }
+        return ids;
+    }
+
     /** The table in a file, or in a results directory's {@code tables/} (a user error naming the path when absent). */
     public static SensitivityTable read(Path path) {
         Path file = Files.isDirectory(path) ? file(path) : path;

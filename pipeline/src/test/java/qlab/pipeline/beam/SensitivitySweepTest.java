@@ -97,6 +97,32 @@ public class SensitivitySweepTest {
     }
 
     @Test
+    void resumeAfterACrashRedoesNoFinishedElement() throws Exception {
+        Path sweep = SweepFiles.write(dir, "s.yaml", SENSITIVITY.replace("tokens: 256",
+                "tokens: " + FakeEvaluator.CRASH_AT_QUALITY_TOKENS));
+        Path out = dir.resolve("out");
+        SweepOptions one = options(sweep, out);
+        one.as(org.apache.beam.runners.direct.DirectOptions.class).setTargetParallelism(1);
+        qlab.engine.QlabException e = org.junit.jupiter.api.Assertions.assertThrows(qlab.engine.QlabException.class,
+                () -> SweepPipeline.run(one, new FakeEvaluator.Factory("sens-crash", java.util.Set.of(), java.util.Set.of(), 6)));
+        assertTrue(e.getMessage().contains("simulated crash"), e.getMessage());
+        long journaled;
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(out.resolve(".journal"))) {
+            journaled = files.filter(p -> p.toString().endsWith(".parquet")).count();
+        }
+        assertTrue(journaled > 0 && journaled <= 6, "finished before the crash: " + journaled);
+
+        SweepSummary resumed = SweepPipeline.run(options(sweep, out), new FakeEvaluator.Factory("sens-resume"));
+        assertEquals(1, resumed.recoveredRuns().size());
+        assertEquals(17 - journaled, resumed.ok());
+        assertEquals(17 - journaled, FakeEvaluator.calls("sens-resume", "quality"), "no finished element is measured again");
+        List<ResultRow> rows = ResultFiles.readRows(List.of(out));
+        assertEquals(17, rows.size());
+        assertEquals(17, rows.stream().map(ResultRow::configId).distinct().count());
+        assertEquals(24, SensitivityTable.read(out).entries().size());
+    }
+
+    @Test
     void flinkAndDirectRunnerGiveTheSameRows() throws Exception {
         Path sweep = SweepFiles.write(dir, "s.yaml", SENSITIVITY);
         SweepSummary f = SweepPipeline.run(options(sweep, dir.resolve("flink"), "--runner=FlinkRunner",
