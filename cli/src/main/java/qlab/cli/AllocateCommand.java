@@ -38,10 +38,24 @@ public final class AllocateCommand implements Callable<Integer> {
     @Option(names = "--from", paramLabel = "SWEEP_FILE", description = "With --sweep-out: the sensitivity sweep file the results came from.")
     Path from;
 
+    @Option(names = "--compare", split = ",", paramLabel = "FORMAT",
+            description = "With --sweep-out: more formats to measure beside the mixes, e.g. llama.cpp recipes and hand-written mixes (Q4_K_M,q4_0+attn=q8_0).")
+    List<String> compare = new ArrayList<>();
+
     @Override
     public Integer call() throws IOException {
         if (sweepOut != null && from == null) {
             throw new QlabException("--sweep-out " + sweepOut + ": needs --from, the sensitivity sweep file");
+        }
+        if (!compare.isEmpty() && sweepOut == null) {
+            throw new QlabException("--compare: needs --sweep-out, the sweep file that measures them");
+        }
+        for (String f : compare) {
+            try {
+                qlab.quant.checkpoint.QuantPlan.parse(f);
+            } catch (QlabException e) {
+                throw new QlabException("--compare: " + e.getMessage());
+            }
         }
         SweepMatrix matrix = from == null ? null : SweepFileParser.parse(from);
         if (matrix != null && matrix.sensitivity() == null) {
@@ -83,7 +97,7 @@ public final class AllocateCommand implements Callable<Integer> {
         if (sweepOut != null) {
             Path parent = sweepOut.toAbsolutePath().getParent();
             Files.createDirectories(parent);
-            Files.writeString(sweepOut, allocated.verificationSweep(matrix, parent));
+            Files.writeString(sweepOut, allocated.verificationSweep(matrix, compare, parent));
             System.err.println("qlab: measure them with ./qlab sweep " + sweepOut);
         }
         return 0;

@@ -91,13 +91,14 @@ class AllocateCommandTest {
                 """);
         Path out = dir.resolve("configs/verify.yaml");
         CliCapture c = CliCapture.run("allocate", results.toString(), "--budgets", "5.0,6.0", "--sweep-out", out.toString(),
-                "--from", sens.toString());
+                "--from", sens.toString(), "--compare", "Q4_K_M,q4_0+attn=q8_0");
         assertEquals(0, c.exit(), c.err());
         SweepMatrix m = SweepFileParser.parse(out);
         assertEquals(null, m.sensitivity());
         // The 5.0 budget's mix is uniform q4_0, a candidate already: listed once.
-        assertEquals(List.of("q8_0", "q4_0", "q4_0"), m.formats().stream().map(f -> f.base()).toList());
-        assertEquals(java.util.Map.of("emb", "q8_0"), m.formats().get(2).overrides());
+        assertEquals(List.of("q8_0", "q4_0", "Q4_K_M", "q4_0", "q4_0"), m.formats().stream().map(f -> f.base()).toList());
+        assertEquals(java.util.Map.of("attn", "q8_0"), m.formats().get(3).overrides());
+        assertEquals(java.util.Map.of("emb", "q8_0"), m.formats().get(4).overrides());
         assertEquals("sens", m.name());
     }
 
@@ -117,6 +118,10 @@ class AllocateCommandTest {
         CliCapture noFrom = CliCapture.run("allocate", results.toString(), "--budgets", "4", "--sweep-out", "x.yaml");
         assertEquals(2, noFrom.exit());
         assertEquals("qlab: --sweep-out x.yaml: needs --from, the sensitivity sweep file\n", noFrom.err());
+        CliCapture badCompare = CliCapture.run("allocate", results.toString(), "--budgets", "4", "--sweep-out", "x.yaml",
+                "--from", "s.yaml", "--compare", "q9_9");
+        assertEquals(2, badCompare.exit());
+        assertTrue(badCompare.err().startsWith("qlab: --compare: unknown format \"q9_9\""), badCompare.err());
         CliCapture noBudgets = CliCapture.run("allocate", results.toString());
         assertEquals(2, noBudgets.exit());
         assertEquals(1, noBudgets.err().lines().count(), noBudgets.err());

@@ -109,9 +109,10 @@ public record AllocatedMixes(List<Mix> mixes) {
      * the sensitivity sweep's, so its rows land in the same results directory by default, where the
      * report finds the predictions.
      *
-     * @param dir the directory the file will be written in (paths in it are relative to it)
+     * @param compare more formats or mixes to measure beside them (llama.cpp recipes, hand-written mixes)
+     * @param dir     the directory the file will be written in (paths in it are relative to it)
      */
-    public String verificationSweep(SweepMatrix sensitivity, Path dir) {
+    public String verificationSweep(SweepMatrix sensitivity, List<String> compare, Path dir) {
         if (!sensitivity.imatrices().equals(List.of(SweepMatrix.NO_IMATRIX))) {
             throw new qlab.engine.QlabException(sensitivity.sourceFile() + ": imatrix: a verification sweep is written for "
                     + "sensitivity sweeps without an importance matrix; list the mixes of allocations.parquet in a sweep file by hand");
@@ -126,9 +127,10 @@ public record AllocatedMixes(List<Mix> mixes) {
             y.append("  path: ").append(relative(dir, sensitivity.model().path())).append('\n');
         }
         y.append("\nformats:\n");
-        sensitivity.formats().forEach(f -> y.append("  - ").append(f.base()).append('\n'));
-        java.util.Set<String> listed = new java.util.HashSet<>();
+        java.util.Set<String> listed = new java.util.LinkedHashSet<>();
         sensitivity.formats().forEach(f -> listed.add(f.base()));
+        listed.addAll(compare);
+        listed.forEach(f -> y.append("  - ").append(f).append('\n'));
         for (Mix m : mixes) {
             if (!listed.add(m.sweepMix())) {
                 y.append(String.format(Locale.ROOT, "  # budget %s: %s, listed above: predicted KL %.6f at %.3f bits/weight%n",
