@@ -116,7 +116,10 @@ public final class SweepCharts {
             return null;
         }
         List<ResultRow> frontier = ParetoFrontier.frontier(rows, c);
-        JFreeChart chart = scatterWithFrontier(candidates, frontier, c.x().value(), c.y().value(), c::label, xLabel,
+        // An allocated mix's plan is too long for a chart: it is labelled by its budget (the report lists the plan).
+        Function<ResultRow, String> label = r -> allocated.of(r).map(m -> "allocated, budget " + m.budget())
+                .orElseGet(() -> c.label(r));
+        JFreeChart chart = scatterWithFrontier(candidates, frontier, c.x().value(), c.y().value(), label, xLabel,
                 yLabel, logY);
         splitByFamily(chart, candidates, c.x().value(), c.y().value(), allocated);
         return chart;

@@ -100,7 +100,7 @@ class SweepReportTest {
         assertTrue(html.contains("<b>5.0</b>: default q4_0/g32; L0.q → q5_0/g32; emb → q8_0/g32"), html);
         String svg = Files.readString(dir.resolve("charts/kl_vs_bpw.svg"));
         for (String family : List.of("uniform formats", "llama.cpp recipes", "allocated mixes", "other mixes",
-                "allocated mixes, predicted")) {
+                "allocated mixes, predicted", "allocated, budget 5.0")) {
             assertTrue(svg.contains(family), family);
         }
     }
