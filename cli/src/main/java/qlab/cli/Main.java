@@ -25,6 +25,7 @@ import qlab.engine.QlabException;
                 TokenizeCommand.class,
                 SweepCommand.class,
                 ParetoCommand.class,
+                AllocateCommand.class,
                 ReportCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {

@@ -43,7 +43,9 @@ public final class ParetoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<ResultRow> rows = ResultFiles.readRows(paths);
+        // A sensitivity sweep's single-group rows measure one group, not a quantization to choose.
+        java.util.Set<String> probes = qlab.pipeline.sensitivity.SensitivityTable.probeIds(paths);
+        List<ResultRow> rows = ResultFiles.readRows(paths).stream().filter(r -> !probes.contains(r.configId())).toList();
         List<ResultRow> used = allRows ? rows : ResultHistory.latest(rows);
         if (json) {
             System.out.print(FrontierTable.json(used));

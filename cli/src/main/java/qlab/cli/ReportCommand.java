@@ -54,7 +54,9 @@ public final class ReportCommand implements Callable<Integer> {
             return 0;
         }
         String command = "./qlab " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-        String generated = MarkdownReport.render(rows, command);
+        // A sensitivity sweep's single-group rows are in its table, not among the configs reported.
+        java.util.Set<String> probes = qlab.pipeline.sensitivity.SensitivityTable.probeIds(paths);
+        String generated = MarkdownReport.render(rows.stream().filter(r -> !probes.contains(r.configId())).toList(), command);
         if (into == null) {
             spec.commandLine().getOut().print(generated);
             spec.commandLine().getOut().flush();

@@ -64,7 +64,7 @@ class ParetoCommandTest {
         CliCapture c = CliCapture.run("pareto", dir.toString());
         assertEquals(0, c.exit(), c.err());
         assertTrue(c.out().startsWith("5 rows from 2 file(s), newest row of each of 4 configs"), c.out());
-        assertTrue(c.out().contains("Pareto frontier: bits per weight vs KL (4 of 4 rows)"), c.out());
+        assertTrue(c.out().contains("Pareto frontier: bits per weight vs KL (4 of 4 quantizations)"), c.out());
         assertTrue(c.out().contains("0.05000"), "b's newer row is used");
     }
 
@@ -109,6 +109,23 @@ class ParetoCommandTest {
         List<String> bpwKl = new ArrayList<>();
         j.get("pareto_bpw_kl").forEach(n -> bpwKl.add(n.get("config_id").asText() + "@" + n.get("run_id").asText()));
         assertEquals(List.of("d@r2", "b@r1", "a@r1"), bpwKl);
+    }
+
+    @Test
+    void sensitivityRowsAreNotQuantizationsToChoose() throws Exception {
+        GenericRecord probe = row("r1", 1, "probe", "f32", 30.2, 0.0005, 12.0, 10);
+        probe.put("tensor_overrides", Map.of("L0.q", "q4_0"));
+        ResultFiles.writeAtomically(dir.resolve("runs/r1/results.parquet"),
+                List.of(row("r1", 1, "ref", "f32", 32, 0.0, 12.0, 5), probe, row("r1", 1, "b", "q4_0", 4.5, 0.02, 12.5, 50)));
+        new qlab.pipeline.sensitivity.SensitivityTable("f32", "mh", List.of(
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "f32", 32, 10, 40, 0, null, 0, null),
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "q4_0", 32, 10, 6, 0.0005, null, 0.0005, "probe")))
+                .write(qlab.pipeline.sensitivity.SensitivityTable.file(dir));
+        CliCapture c = CliCapture.run("pareto", "--json", dir.toString());
+        assertEquals(0, c.exit(), c.err());
+        List<String> bpwKl = new ArrayList<>();
+        new ObjectMapper().readTree(c.out()).get("pareto_bpw_kl").forEach(n -> bpwKl.add(n.get("config_id").asText()));
+        assertEquals(List.of("b", "ref"), bpwKl);
     }
 
     @Test

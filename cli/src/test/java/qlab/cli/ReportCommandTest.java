@@ -69,6 +69,18 @@ class ReportCommandTest {
     }
 
     @Test
+    void markdownLeavesSensitivityRowsOut() throws Exception {
+        results();
+        Path perf = dir.resolve("perf");
+        new qlab.pipeline.sensitivity.SensitivityTable("f32", "mh", List.of(
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "q4_0", 32, 10, 6, 0.01, null, 0.01, "a")))
+                .write(qlab.pipeline.sensitivity.SensitivityTable.file(perf));
+        CliRun c = CliRun.of("report", perf.toString(), "--markdown");
+        assertEquals(0, c.exit(), c.err());
+        assertTrue(c.out().contains("0 configs (the newest ok row of each)"), c.out());
+    }
+
+    @Test
     void intoReplacesTheGeneratedPartOfAPage() throws Exception {
         results();
         Path page = dir.resolve("performance.md");

@@ -56,6 +56,12 @@ public final class FakeEvaluator implements Evaluator {
 
     private final Factory settings;
 
+    /**
+     * A sweep whose evaluation token budget is this crashes at its quality measurements (after
+     * {@code crashAfter} of them) instead of at throughput: for sweeps that measure quality only.
+     */
+    public static final int CRASH_AT_QUALITY_TOKENS = 257;
+
     FakeEvaluator(Factory settings) {
         this.settings = settings;
     }
@@ -230,7 +236,10 @@ public final class FakeEvaluator implements Evaluator {
     @Override
     public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
                                              EvalSettings eval) throws Exception {
-        count(settings.scenario(), "quality");
+        int n = count(settings.scenario(), "quality");
+        if (settings.crashAfter() >= 0 && n > settings.crashAfter() && eval.tokens() == CRASH_AT_QUALITY_TOKENS) {
+            throw new SimulatedCrash("simulated crash at quality measurement " + n);
+        }
         enter();
         try {
             // Long enough that quality work running beside a throughput measurement would be seen.

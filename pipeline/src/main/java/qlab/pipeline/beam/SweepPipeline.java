@@ -27,6 +27,8 @@ import org.apache.beam.sdk.values.PCollection;
 import qlab.engine.QlabException;
 import qlab.pipeline.EvaluatorFactory;
 import qlab.pipeline.matrix.MatrixExpansion;
+import qlab.pipeline.matrix.Sensitivity;
+import qlab.pipeline.sensitivity.SensitivityTable;
 import qlab.pipeline.matrix.SweepConfig;
 import qlab.pipeline.matrix.SweepFileParser;
 import qlab.pipeline.matrix.SweepMatrix;
@@ -105,6 +107,7 @@ public final class SweepPipeline {
             SweepPlan plan = SweepPlan.of(toRun, newSkipped);
             Path reportFile = null;
             if (plan.configs() == 0) {
+                writeSensitivityTable(matrix, expansion, store, earlierRows);
                 if (options.getReport()) {
                     reportFile = SweepReport.write(store.root(), earlierRows, matrix.name());
                 }
@@ -137,6 +140,7 @@ public final class SweepPipeline {
             List<String> failures = ResultFiles.readRows(List.of(resultFile)).stream()
                     .filter(r -> "failed".equals(r.status()))
                     .map(r -> r.configId() + " (" + r.label() + "): " + r.statusReason()).toList();
+            writeSensitivityTable(matrix, expansion, store, store.rows());
             if (options.getReport()) {
                 reportFile = SweepReport.write(store.root(), store.rows(), matrix.name());
             }
@@ -153,6 +157,21 @@ public final class SweepPipeline {
         } finally {
             lock.close();
         }
+    }
+
+    /**
+     * For a sensitivity sweep, {@code tables/sensitivity.parquet} from its rows so far (a resumed
+     * sweep rewrites it with every row); nothing for an ordinary sweep or before the reference is measured.
+     */
+    private static void writeSensitivityTable(SweepMatrix matrix, MatrixExpansion expansion, ResultStore store,
+                                              List<ResultRow> rows) {
+        if (matrix.sensitivity() == null) {
+            return;
+        }
+        Set<String> ids = new HashSet<>();
+        expansion.configs().forEach(c -> ids.add(c.configId()));
+        SensitivityTable.of(matrix.sensitivity(), Sensitivity.modelConfig(matrix.model()), rows, ids)
+                .ifPresent(t -> t.write(SensitivityTable.file(store.root())));
     }
 
     /**

@@ -29,6 +29,14 @@ public final class FormatCatalog {
     /** Tensor classes a mix may give their own format: the quantization plan's roles. */
     public static final Set<String> TENSOR_CLASSES = QuantPlan.roleNames();
 
+    /**
+     * Whether a mix may give these matrices their own format: a role ({@link #TENSOR_CLASSES}), a kind
+     * of layer matrix or a layer's matrices, as the quantization plan's selectors accept them.
+     */
+    public static boolean isTensorSelector(String text) {
+        return QuantPlan.isSelector(text);
+    }
+
     private FormatCatalog() {
     }
 

@@ -26,7 +26,7 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
     public static MatrixExpansion expand(SweepMatrix m) {
         Map<String, SweepConfig> byId = new LinkedHashMap<>();
         int duplicates = 0;
-        for (FormatChoice format : m.formats()) {
+        for (FormatChoice format : mixes(m)) {
             for (int group : m.groupSizes()) {
                 for (String imatrix : m.imatrices()) {
                     for (Activations activations : m.activations()) {
@@ -41,6 +41,27 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
             }
         }
         return new MatrixExpansion(List.copyOf(byId.values()), duplicates);
+    }
+
+    /**
+     * The mixes to run: the formats axis of an ordinary sweep; for a sensitivity sweep the reference
+     * alone, then each group in each candidate format with the rest at the reference.
+     */
+    static List<FormatChoice> mixes(SweepMatrix m) {
+        Sensitivity s = m.sensitivity();
+        if (s == null) {
+            return m.formats();
+        }
+        List<FormatChoice> mixes = new ArrayList<>();
+        mixes.add(new FormatChoice(s.reference(), Map.of()));
+        for (Sensitivity.TensorGroup g : s.groups(Sensitivity.modelConfig(m.model()))) {
+            for (FormatChoice candidate : m.formats()) {
+                if (!candidate.base().equals(s.reference())) {
+                    mixes.add(new FormatChoice(s.reference(), Map.of(g.id(), candidate.base())));
+                }
+            }
+        }
+        return mixes;
     }
 
     public long runnable() {

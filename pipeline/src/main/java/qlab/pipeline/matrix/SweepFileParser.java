@@ -34,7 +34,8 @@ public final class SweepFileParser {
             .map(SyntheticPreset::id).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> TOP_KEYS = Set.of("qlab_sweep", "name", "model", "formats", "group_sizes",
-            "threads", "imatrix", "activations", "calibration", "evaluation", "measurements", "throughput");
+            "threads", "imatrix", "activations", "calibration", "evaluation", "measurements", "throughput", "mode",
+            "sensitivity");
 
     private final Path file;
     private final Path baseDir;
@@ -139,8 +140,68 @@ public final class SweepFileParser {
                     "is set but measurements include neither throughput nor batch");
         }
 
+        Sensitivity sensitivity = sensitivity(top, formatNodes, formats, groupSizes, threads, imatrices, activations,
+                measurements);
         return new SweepMatrix(name, file.toString(), model, formats, groupSizes, threads, imatrices, activations,
-                calibration, eval, throughput, measurements);
+                calibration, eval, throughput, measurements, sensitivity);
+    }
+
+    /**
+     * {@code mode: sensitivity} and its {@code sensitivity} section, or null for an ordinary sweep.
+     * A sensitivity sweep measures quality only, and every axis but formats has one value: each row
+     * then differs from the reference in exactly one group's format, which is what an allocation adds up.
+     */
+    private Sensitivity sensitivity(YamlNode.Mapping top, List<YamlNode> formatNodes, List<FormatChoice> formats,
+                                    List<Integer> groupSizes, List<Integer> threads, List<String> imatrices,
+                                    List<Activations> activations, Set<Measurement> measurements) {
+        String mode = top.entries().containsKey("mode") ? string(top.entries().get("mode"), "mode") : "sweep";
+        if (mode.equals("sweep")) {
+            if (top.entries().containsKey("sensitivity")) {
+                throw error(top, "sensitivity", top.keyLine("sensitivity"), "is set but mode is not sensitivity");
+            }
+            return null;
+        }
+        if (!mode.equals("sensitivity")) {
+            throw error(top.entries().get("mode"), "mode", "unknown mode \"" + mode + "\" (known: sweep, sensitivity)");
+        }
+        if (!measurements.equals(Set.of(Measurement.QUALITY))) {
+            throw error(top.entries().get("measurements"), "measurements", "must be [quality] in mode: sensitivity");
+        }
+        for (int i = 0; i < formats.size(); i++) {
+            if (!formats.get(i).overrides().isEmpty()) {
+                throw error(formatNodes.get(i), "formats[" + i + "]",
+                        "a sensitivity sweep's formats are single formats (each is tried on one group at a time)");
+            }
+        }
+        oneValue(top, "group_sizes", groupSizes);
+        oneValue(top, "threads", threads);
+        oneValue(top, "imatrix", imatrices);
+        oneValue(top, "activations", activations);
+        String reference = "f32";
+        Sensitivity.Grouping grouping = Sensitivity.Grouping.TENSOR;
+        if (top.entries().containsKey("sensitivity")) {
+            YamlNode.Mapping m = mapping(top.entries().get("sensitivity"), "sensitivity");
+            checkKeys(m, "sensitivity", Set.of("reference", "grouping"));
+            if (m.entries().containsKey("reference")) {
+                YamlNode node = m.entries().get("reference");
+                reference = format(node, "sensitivity.reference", string(node, "sensitivity.reference"));
+            }
+            if (m.entries().containsKey("grouping")) {
+                YamlNode node = m.entries().get("grouping");
+                String g = string(node, "sensitivity.grouping");
+                grouping = Sensitivity.Grouping.fromYaml(g);
+                if (grouping == null) {
+                    throw error(node, "sensitivity.grouping", "unknown grouping \"" + g + "\" (known: tensor, kind, layer)");
+                }
+            }
+        }
+        return new Sensitivity(reference, grouping);
+    }
+
+    private void oneValue(YamlNode.Mapping top, String key, List<?> values) {
+        if (values.size() != 1) {
+            throw error(top.entries().get(key), key, "must have one value in mode: sensitivity, not " + values.size());
+        }
     }
 
     private ModelSpec model(YamlNode node) {
@@ -237,9 +298,10 @@ public final class SweepFileParser {
     }
 
     private void putOverride(YamlNode node, String key, Map<String, String> overrides, String tensors, String format) {
-        if (!FormatCatalog.TENSOR_CLASSES.contains(tensors)) {
+        if (!FormatCatalog.isTensorSelector(tensors)) {
             throw error(node, key, "unknown tensor class \"" + tensors + "\" (known: "
-                    + String.join(", ", new java.util.TreeSet<>(FormatCatalog.TENSOR_CLASSES)) + ")");
+                    + String.join(", ", new java.util.TreeSet<>(FormatCatalog.TENSOR_CLASSES))
+                    + ", q, k, v, o, gate, up, down, and L<layer> or L<layer>.<class> such as L3 or L3.q)");
         }
         if (overrides.put(tensors, format(node, key, format)) != null) {
             throw error(node, key, "tensor class \"" + tensors + "\" is given twice");

@@ -21,7 +21,7 @@ public final class FrontierTable {
         for (ParetoFrontier.Criterion c : ParetoFrontier.ALL) {
             List<ResultRow> frontier = ParetoFrontier.frontier(rows, c);
             sb.append("Pareto frontier: ").append(c.title()).append(" (").append(frontier.size()).append(" of ")
-                    .append(ParetoFrontier.candidates(rows, c).size()).append(" rows)\n");
+                    .append(ParetoFrontier.candidates(rows, c).size()).append(' ').append(c.unit()).append(")\n");
             if (frontier.isEmpty()) {
                 sb.append("  (no ok rows with both ").append(c.x().column()).append(" and ")
                         .append(c.y().column()).append(")\n\n");
@@ -30,7 +30,7 @@ public final class FrontierTable {
             String[][] cells = new String[frontier.size() + 1][];
             cells[0] = HEADER;
             for (int i = 0; i < frontier.size(); i++) {
-                cells[i + 1] = cells(frontier.get(i));
+                cells[i + 1] = cells(frontier.get(i), c);
             }
             int[] width = new int[HEADER.length];
             for (String[] row : cells) {
@@ -60,7 +60,7 @@ public final class FrontierTable {
             for (ResultRow r : ParetoFrontier.frontier(rows, c)) {
                 ObjectNode o = list.addObject();
                 o.put("config_id", r.configId());
-                o.put("label", r.label());
+                o.put("label", c.label(r));
                 o.put("model_id", r.modelId());
                 o.put("format", r.format());
                 if (r.groupSize() == null) {
@@ -87,9 +87,9 @@ public final class FrontierTable {
         }
     }
 
-    /** One frontier row as text cells, in {@link #HEADER} order. */
-    public static String[] cells(ResultRow r) {
-        return new String[]{r.label(), number(r.bitsPerWeight(), "%.3f"), number(r.klMean(), "%.5f"),
+    /** One row of the frontier of {@code c} as text cells, in {@link #HEADER} order. */
+    public static String[] cells(ResultRow r, ParetoFrontier.Criterion c) {
+        return new String[]{c.label(r), number(r.bitsPerWeight(), "%.3f"), number(r.klMean(), "%.5f"),
                 number(r.ppl(), "%.3f"), number(r.decodeTpsMedian(), "%.1f"), r.configId()};
     }
 

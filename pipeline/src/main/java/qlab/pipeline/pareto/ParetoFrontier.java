@@ -2,7 +2,9 @@ package qlab.pipeline.pareto;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import qlab.pipeline.results.ResultRow;
 
@@ -36,6 +38,23 @@ public final class ParetoFrontier {
      * @param column the result column that records membership
      */
     public record Criterion(String column, String title, Axis x, Axis y) {
+        /**
+         * Whether both objectives measure the quantization alone. Threads change only speed, so on
+         * such a frontier the rows of one quantization measured at several thread counts are one point.
+         */
+        public boolean perQuantization() {
+            return x != DECODE_TPS && y != DECODE_TPS;
+        }
+
+        /** What the frontier counts: quantizations, or configs (which include the thread count). */
+        public String unit() {
+            return perQuantization() ? "quantizations" : "rows";
+        }
+
+        /** The label of a row on this frontier: without the thread count on a per-quantization frontier. */
+        public String label(ResultRow r) {
+            return perQuantization() ? r.quantizationLabel() : r.label();
+        }
     }
 
     public static final Axis BITS_PER_WEIGHT = new Axis("bits_per_weight", Goal.MINIMIZE, ResultRow::bitsPerWeight);
@@ -103,10 +122,29 @@ public final class ParetoFrontier {
         return result;
     }
 
-    /** The ok rows that have both values of {@code criterion}. */
+    /**
+     * The ok rows that have both values of {@code criterion}. On a {@link Criterion#perQuantization}
+     * frontier the rows of one quantization with the same two values (its configs at several thread
+     * counts, whose quality is one measurement) are one candidate: the one with the fastest decode,
+     * so that the table's speed column shows the best it did. Different measurements of one
+     * quantization (other runs, other code) stay apart.
+     */
     public static List<ResultRow> candidates(List<ResultRow> rows, Criterion criterion) {
-        return rows.stream().filter(ResultRow::ok)
+        List<ResultRow> measured = rows.stream().filter(ResultRow::ok)
                 .filter(r -> criterion.x().value().apply(r) != null && criterion.y().value().apply(r) != null)
                 .toList();
+        if (!criterion.perQuantization()) {
+            return measured;
+        }
+        Map<String, ResultRow> fastest = new LinkedHashMap<>();
+        for (ResultRow r : measured) {
+            String point = r.quantizationKey() + "|" + criterion.x().value().apply(r) + "|" + criterion.y().value().apply(r);
+            fastest.merge(point, r, (a, b) -> decodeTps(b) > decodeTps(a) ? b : a);
+        }
+        return List.copyOf(fastest.values());
+    }
+
+    private static double decodeTps(ResultRow r) {
+        return r.decodeTpsMedian() == null ? Double.NEGATIVE_INFINITY : r.decodeTpsMedian();
     }
 }

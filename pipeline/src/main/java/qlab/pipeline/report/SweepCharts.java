@@ -27,6 +27,7 @@ import org.jfree.svg.SVGGraphics2D;
 import org.jfree.svg.SVGUtils;
 import qlab.pipeline.pareto.ParetoFrontier;
 import qlab.pipeline.results.ResultRow;
+import qlab.pipeline.sensitivity.AllocatedMixes;
 
 /**
  * The sweep's charts, drawn with JFreeChart and written as PNG and SVG: quality and speed against
@@ -50,13 +51,26 @@ public final class SweepCharts {
 
     /** Writes every chart for which {@code rows} have data into {@code dir}. */
     public static List<Chart> write(Path dir, List<ResultRow> rows) throws IOException {
+        return write(dir, rows, new AllocatedMixes(List.of()));
+    }
+
+    /**
+     * As {@link #write(Path, List)}, the quality charts drawing each family of quantization in its own
+     * marker (uniform formats, llama.cpp recipes, allocated mixes, other mixes) and each allocated mix's
+     * predicted KL beside its measured one.
+     */
+    public static List<Chart> write(Path dir, List<ResultRow> rows, AllocatedMixes allocated) throws IOException {
         System.setProperty("java.awt.headless", "true");
         Files.createDirectories(dir);
         List<Chart> charts = new ArrayList<>();
-        add(charts, dir, "kl_vs_bpw", "KL divergence vs bits per weight",
-                frontierChart(rows, ParetoFrontier.BPW_KL, "bits per weight", "mean KL divergence (nats)", true));
+        JFreeChart kl = frontierChart(rows, ParetoFrontier.BPW_KL, "bits per weight", "mean KL divergence (nats)", true,
+                allocated);
+        if (kl != null && !allocated.mixes().isEmpty()) {
+            addPredictions(kl, rows, allocated);
+        }
+        add(charts, dir, "kl_vs_bpw", "KL divergence vs bits per weight", kl);
         add(charts, dir, "ppl_vs_bpw", "Perplexity vs bits per weight",
-                frontierChart(rows, ParetoFrontier.BPW_PPL, "bits per weight", "perplexity", false));
+                frontierChart(rows, ParetoFrontier.BPW_PPL, "bits per weight", "perplexity", false, allocated));
         add(charts, dir, "decode_tps_vs_bpw", "Decode tokens/s vs bits per weight", speedChart(rows));
         add(charts, dir, "batch_scaling", "Batched throughput vs batch size", batchChart(rows));
         return charts;
@@ -92,12 +106,125 @@ public final class SweepCharts {
     /** All candidate rows as grey points, the frontier as a labelled line; null when there are none. */
     static JFreeChart frontierChart(List<ResultRow> rows, ParetoFrontier.Criterion c, String xLabel,
                                     String yLabel, boolean logY) {
+        return frontierChart(rows, c, xLabel, yLabel, logY, new AllocatedMixes(List.of()));
+    }
+
+    static JFreeChart frontierChart(List<ResultRow> rows, ParetoFrontier.Criterion c, String xLabel,
+                                    String yLabel, boolean logY, AllocatedMixes allocated) {
         List<ResultRow> candidates = ParetoFrontier.candidates(rows, c);
         if (candidates.isEmpty()) {
             return null;
         }
         List<ResultRow> frontier = ParetoFrontier.frontier(rows, c);
-        return scatterWithFrontier(candidates, frontier, c.x().value(), c.y().value(), xLabel, yLabel, logY);
+        // An allocated mix's plan is too long for a chart: it is labelled by its budget (the report lists the plan).
+        Function<ResultRow, String> label = r -> allocated.of(r).map(m -> "allocated, budget " + m.budget())
+                .orElseGet(() -> c.label(r));
+        JFreeChart chart = scatterWithFrontier(candidates, frontier, c.x().value(), c.y().value(), label, xLabel,
+                yLabel, logY);
+        splitByFamily(chart, candidates, c.x().value(), c.y().value(), allocated);
+        return chart;
+    }
+
+    /** Families of quantization drawn apart on the quality charts, each with its own marker. */
+    public enum Family {
+        UNIFORM("uniform formats", new Ellipse2D.Double(-3.5, -3.5, 7, 7), new Color(0x60, 0x7d, 0x8b)),
+        RECIPE("llama.cpp recipes", new Rectangle(-4, -4, 8, 8), new Color(0x2e, 0x7d, 0x32)),
+        ALLOCATED("allocated mixes", triangle(5), new Color(0x15, 0x65, 0xc0)),
+        MIX("other mixes", diamond(5), new Color(0x8e, 0x24, 0xaa));
+
+        final String title;
+        final java.awt.Shape shape;
+        final Color color;
+
+        Family(String title, java.awt.Shape shape, Color color) {
+            this.title = title;
+            this.shape = shape;
+            this.color = color;
+        }
+
+        public String title() {
+            return title;
+        }
+
+        public static Family of(ResultRow r, AllocatedMixes allocated) {
+            if (allocated.of(r).isPresent()) {
+                return ALLOCATED;
+            }
+            if (!r.tensorOverrides().isEmpty()) {
+                return MIX;
+            }
+            return qlab.quant.ggml.LlamaRecipe.byName(r.format()).isPresent() ? RECIPE : UNIFORM;
+        }
+    }
+
+    private static java.awt.Shape triangle(double r) {
+        java.awt.geom.Path2D.Double p = new java.awt.geom.Path2D.Double();
+        p.moveTo(0, -r);
+        p.lineTo(r, r * 0.8);
+        p.lineTo(-r, r * 0.8);
+        p.closePath();
+        return p;
+    }
+
+    private static java.awt.Shape diamond(double r) {
+        java.awt.geom.Path2D.Double p = new java.awt.geom.Path2D.Double();
+        p.moveTo(0, -r);
+        p.lineTo(r, 0);
+        p.lineTo(0, r);
+        p.lineTo(-r, 0);
+        p.closePath();
+        return p;
+    }
+
+    /** Replaces the chart's single series of points by one series per family present. */
+    private static void splitByFamily(JFreeChart chart, List<ResultRow> candidates, Function<ResultRow, Double> x,
+                                      Function<ResultRow, Double> y, AllocatedMixes allocated) {
+        XYPlot plot = chart.getXYPlot();
+        XYSeriesCollection data = (XYSeriesCollection) plot.getDataset();
+        XYSeries frontier = data.getSeries(1);
+        data.removeAllSeries();
+        Map<Family, XYSeries> byFamily = new java.util.EnumMap<>(Family.class);
+        for (ResultRow r : candidates) {
+            Family f = Family.of(r, allocated);
+            byFamily.computeIfAbsent(f, k -> new XYSeries(k.title(), false, true)).add(x.apply(r), y.apply(r));
+        }
+        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) plot.getRenderer();
+        int i = 0;
+        for (Map.Entry<Family, XYSeries> e : byFamily.entrySet()) {
+            data.addSeries(e.getValue());
+            renderer.setSeriesLinesVisible(i, false);
+            renderer.setSeriesShape(i, e.getKey().shape);
+            renderer.setSeriesPaint(i, e.getKey().color);
+            i++;
+        }
+        data.addSeries(frontier);
+        renderer.setSeriesLinesVisible(i, true);
+        renderer.setSeriesShapesVisible(i, false);
+        renderer.setSeriesPaint(i, FRONTIER);
+        renderer.setSeriesStroke(i, new BasicStroke(2f));
+    }
+
+    /** Each measured allocated mix's predicted KL as a hollow triangle at the same bits per weight. */
+    private static void addPredictions(JFreeChart chart, List<ResultRow> rows, AllocatedMixes allocated) {
+        XYSeries predicted = new XYSeries("allocated mixes, predicted", false, true);
+        for (ResultRow r : rows) {
+            if (r.ok() && r.bitsPerWeight() != null && r.klMean() != null) {
+                allocated.of(r).filter(m -> m.predictedKl() > 0) // the KL axis is logarithmic
+                        .ifPresent(m -> predicted.add(r.bitsPerWeight().doubleValue(), m.predictedKl()));
+            }
+        }
+        if (predicted.isEmpty()) {
+            return;
+        }
+        XYPlot plot = chart.getXYPlot();
+        XYSeriesCollection data = (XYSeriesCollection) plot.getDataset();
+        data.addSeries(predicted);
+        XYLineAndShapeRenderer renderer = (XYLineAndShapeRenderer) plot.getRenderer();
+        int i = data.getSeriesCount() - 1;
+        renderer.setSeriesLinesVisible(i, false);
+        renderer.setSeriesShape(i, triangle(5));
+        renderer.setSeriesShapesFilled(i, false);
+        renderer.setSeriesPaint(i, Family.ALLOCATED.color);
     }
 
     static JFreeChart speedChart(List<ResultRow> rows) {
@@ -111,12 +238,12 @@ public final class SweepCharts {
                 .filter(candidates::contains).sorted(java.util.Comparator.comparingDouble(ResultRow::bitsPerWeight))
                 .toList();
         return scatterWithFrontier(candidates, frontier, ResultRow::bitsPerWeight, ResultRow::decodeTpsMedian,
-                "bits per weight", "decode tokens/s (median)", false);
+                ResultRow::label, "bits per weight", "decode tokens/s (median)", false);
     }
 
     private static JFreeChart scatterWithFrontier(List<ResultRow> candidates, List<ResultRow> frontier,
                                                   Function<ResultRow, Double> x, Function<ResultRow, Double> y,
-                                                  String xLabel, String yLabel, boolean logY) {
+                                                  Function<ResultRow, String> label, String xLabel, String yLabel, boolean logY) {
         XYSeries all = new XYSeries("configs", false, true);
         candidates.forEach(r -> all.add(x.apply(r), y.apply(r)));
         XYSeries front = new XYSeries("Pareto frontier", false, true);
@@ -152,11 +279,11 @@ public final class SweepCharts {
         plot.setRangeGridlinePaint(new Color(0xdd, 0xdd, 0xdd));
         Font font = new Font(Font.SANS_SERIF, Font.PLAIN, 11);
         for (ResultRow r : frontier) {
-            XYTextAnnotation label = new XYTextAnnotation("  " + r.label(), x.apply(r), y.apply(r));
-            label.setFont(font);
-            label.setTextAnchor(TextAnchor.BOTTOM_LEFT);
-            label.setPaint(FRONTIER.darker());
-            plot.addAnnotation(label);
+            XYTextAnnotation text = new XYTextAnnotation("  " + label.apply(r), x.apply(r), y.apply(r));
+            text.setFont(font);
+            text.setTextAnchor(TextAnchor.BOTTOM_LEFT);
+            text.setPaint(FRONTIER.darker());
+            plot.addAnnotation(text);
         }
         return new JFreeChart(null, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
     }

@@ -11,6 +11,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.Set;
+import qlab.pipeline.sensitivity.AllocatedMixes;
+import qlab.pipeline.sensitivity.SensitivityTable;
 import qlab.pipeline.pareto.FrontierTable;
 import qlab.pipeline.pareto.ParetoFrontier;
 import qlab.pipeline.pareto.ResultHistory;
@@ -26,12 +29,19 @@ public final class SweepReport {
     private SweepReport() {
     }
 
-    /** Writes {@code dir/report.html} and {@code dir/charts/*}; returns the report's path. */
+    /**
+     * Writes {@code dir/report.html} and {@code dir/charts/*}; returns the report's path. When the
+     * directory holds a sensitivity sweep, its single-group rows are left out of the charts and
+     * frontiers (they are in {@code tables/sensitivity.parquet}), and the mixes {@code qlab allocate}
+     * chose are listed with their predicted and measured KL.
+     */
     public static Path write(Path dir, List<ResultRow> allRows, String title) {
         try {
-            List<ResultRow> rows = ResultHistory.latest(allRows);
-            List<SweepCharts.Chart> charts = SweepCharts.write(dir.resolve("charts"), rows);
-            String html = html(rows, allRows, charts, title);
+            Set<String> probes = SensitivityTable.probeIds(List.of(dir));
+            List<ResultRow> rows = ResultHistory.latest(allRows).stream().filter(r -> !probes.contains(r.configId())).toList();
+            AllocatedMixes allocated = AllocatedMixes.find(List.of(dir));
+            List<SweepCharts.Chart> charts = SweepCharts.write(dir.resolve("charts"), rows, allocated);
+            String html = html(rows, allRows, charts, title, allocated, probes.size());
             Path report = dir.resolve("report.html");
             Path tmp = dir.resolve(".report.html.tmp");
             Files.writeString(tmp, html, StandardCharsets.UTF_8);
@@ -44,6 +54,11 @@ public final class SweepReport {
 
     static String html(List<ResultRow> rows, List<ResultRow> allRows, List<SweepCharts.Chart> charts, String title)
             throws IOException {
+        return html(rows, allRows, charts, title, new AllocatedMixes(List.of()), 0);
+    }
+
+    static String html(List<ResultRow> rows, List<ResultRow> allRows, List<SweepCharts.Chart> charts, String title,
+                       AllocatedMixes allocated, int probes) throws IOException {
         StringBuilder h = new StringBuilder();
         h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>qlab sweep: ")
                 .append(esc(title)).append("</title>\n<style>\n")
@@ -61,6 +76,11 @@ public final class SweepReport {
                 .append(allRows.size()).append(" rows in all. Status of each config's latest row: ");
         byStatus.forEach((s, n) -> h.append(esc(s)).append(' ').append(n).append("; "));
         h.append("</p>\n");
+        if (probes > 0) {
+            h.append("<p>").append(probes).append(" rows of the sensitivity sweep (one tensor group quantized, the rest at ")
+                    .append("the reference) are in tables/sensitivity.parquet and not shown below.</p>\n");
+        }
+        allocatedMixes(h, rows, allocated);
 
         for (ParetoFrontier.Criterion c : ParetoFrontier.ALL) {
             List<ResultRow> frontier = ParetoFrontier.frontier(rows, c);
@@ -77,7 +97,7 @@ public final class SweepReport {
             }
             h.append("</tr>\n");
             for (ResultRow r : frontier) {
-                String[] cells = FrontierTable.cells(r);
+                String[] cells = FrontierTable.cells(r, c);
                 h.append("<tr>");
                 for (int i = 0; i < cells.length; i++) {
                     h.append(i == 0 || i == cells.length - 1 ? "<td class=\"t\">" : "<td>").append(esc(cells[i])).append("</td>");
@@ -109,6 +129,46 @@ public final class SweepReport {
         }
         h.append("</table>\n</body></html>\n");
         return h.toString();
+    }
+
+    /**
+     * The allocated mixes: budget, size, predicted KL (the sum of the groups' measured increases) and
+     * measured KL of the same mix, which checks the additivity the prediction assumes; then each
+     * mix's plan as group → format.
+     */
+    private static void allocatedMixes(StringBuilder h, List<ResultRow> rows, AllocatedMixes allocated) {
+        if (allocated.mixes().isEmpty()) {
+            return;
+        }
+        h.append("<h2>Allocated mixes: predicted vs measured KL</h2>\n<table id=\"allocated\"><tr><th class=\"t\">budget</th>")
+                .append("<th>bits/w</th><th>predicted KL</th><th>measured KL ± se</th><th>measured / predicted</th>")
+                .append("<th>decode tok/s</th><th class=\"t\">plan</th></tr>\n");
+        for (AllocatedMixes.Mix m : allocated.mixes()) {
+            ResultRow measured = rows.stream().filter(r -> r.ok() && r.klMean() != null && allocated.of(r).equals(java.util.Optional.of(m)))
+                    .max(java.util.Comparator.comparingDouble(r -> r.decodeTpsMedian() == null ? -1 : r.decodeTpsMedian()))
+                    .orElse(null);
+            h.append("<tr><td class=\"t\">").append(esc(m.budget())).append("</td>")
+                    .append(td(m.bitsPerWeight(), "%.3f")).append(td(m.predictedKl(), "%.6f"));
+            if (measured == null) {
+                h.append("<td>not measured yet</td><td></td><td></td>");
+            } else {
+                h.append("<td>").append(String.format(Locale.ROOT, "%.6f", measured.klMean()))
+                        .append(measured.klSe() == null ? "" : String.format(Locale.ROOT, " ± %.6f", measured.klSe()))
+                        .append("</td>").append(td(m.predictedKl() > 0 ? measured.klMean() / m.predictedKl() : null, "%.2f"))
+                        .append(td(measured.decodeTpsMedian(), "%.1f"));
+            }
+            h.append("<td class=\"t\">").append(esc(m.plan())).append("</td></tr>\n");
+        }
+        h.append("</table>\n<h3>Allocated plans, group by group</h3>\n");
+        for (AllocatedMixes.Mix m : allocated.mixes()) {
+            qlab.quant.checkpoint.QuantPlan plan = qlab.quant.checkpoint.QuantPlan.parse(m.plan());
+            h.append("<p><b>").append(esc(m.budget())).append("</b>: default ").append(esc(new qlab.quant.checkpoint.QuantPlan(
+                    plan.format(), plan.group(), Map.of()).toString()));
+            plan.overrides().entrySet().stream()
+                    .sorted(Map.Entry.comparingByKey(java.util.Comparator.comparing(qlab.quant.checkpoint.QuantPlan.Selector::id)))
+                    .forEach(e -> h.append("; ").append(esc(e.getKey().id())).append(" → ").append(esc(e.getValue().toString())));
+            h.append("</p>\n");
+        }
     }
 
     private static String td(Double v, String format) {

@@ -44,6 +44,12 @@ public final class ResultFiles {
     private ResultFiles() {
     }
 
+    /**
+     * The directory of a results directory holding tables derived from its rows (the sensitivity
+     * table): their Parquet files are not result files, and {@link #find} does not list them.
+     */
+    public static final String TABLES_DIR = "tables";
+
     /** Every result file under the given files and directories, sorted by path. */
     public static List<Path> find(List<Path> roots) {
         List<Path> files = new ArrayList<>();
@@ -55,7 +61,8 @@ public final class ResultFiles {
                     Files.walkFileTree(root, new SimpleFileVisitor<>() {
                         @Override
                         public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-                            return !dir.equals(root) && hidden(dir) ? FileVisitResult.SKIP_SUBTREE
+                            return !dir.equals(root) && (hidden(dir) || dir.getFileName().toString().equals(TABLES_DIR))
+                                    ? FileVisitResult.SKIP_SUBTREE
                                     : FileVisitResult.CONTINUE;
                         }
 
@@ -119,10 +126,15 @@ public final class ResultFiles {
 
     /** Writes rows to {@code target} through a temporary file in the same directory, then renames it. */
     public static void writeAtomically(Path target, List<GenericRecord> records) throws IOException {
+        writeAtomically(target, ResultSchema.CURRENT, records);
+    }
+
+    /** Writes records of {@code schema} (a derived table's) to {@code target}, through a temporary file. */
+    public static void writeAtomically(Path target, Schema schema, List<GenericRecord> records) throws IOException {
         Files.createDirectories(target.toAbsolutePath().getParent());
         Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
         Files.deleteIfExists(tmp);
-        try (ParquetWriter<GenericRecord> writer = writer(new LocalOutputFile(tmp), ResultSchema.CURRENT)) {
+        try (ParquetWriter<GenericRecord> writer = writer(new LocalOutputFile(tmp), schema)) {
             for (GenericRecord r : records) {
                 writer.write(r);
             }

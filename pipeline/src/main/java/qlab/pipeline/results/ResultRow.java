@@ -44,6 +44,23 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
 
     /** A short label: {@code q4_8/128+attn=q8_0 imx=wiki t2}, with {@code  int8} after it for int8 activations. */
     public String label() {
+        return mix() + " t" + threads + (INT8.equals(activations) ? " int8" : "");
+    }
+
+    /** The label without the thread count, which changes only speed: {@code q4_8/128+attn=q8_0 imx=wiki int8}. */
+    public String quantizationLabel() {
+        return mix() + (INT8.equals(activations) ? " int8" : "");
+    }
+
+    /**
+     * What determines the row's quality measurements: the model, the mix, the importance matrix and
+     * the activation path; rows equal in it differ only in speed.
+     */
+    public String quantizationKey() {
+        return modelHash + "|" + mix() + "|" + activations;
+    }
+
+    private String mix() {
         StringBuilder sb = new StringBuilder(format);
         if (groupSize != null) {
             sb.append('/').append(groupSize);
@@ -51,10 +68,6 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
         tensorOverrides.forEach((k, v) -> sb.append('+').append(k).append('=').append(v));
         if (imatrix != null) {
             sb.append(" imx=").append(imatrix);
-        }
-        sb.append(" t").append(threads);
-        if (INT8.equals(activations)) {
-            sb.append(" int8");
         }
         return sb.toString();
     }

@@ -100,7 +100,7 @@ class SweepFileParserTest {
     @Test
     void misspelledKey() throws IOException {
         assertEquals("bad.yaml:13: key \"thread\": unknown key (expected one of: activations, calibration, evaluation, "
-                        + "formats, group_sizes, imatrix, measurements, model, name, qlab_sweep, threads, throughput)",
+                        + "formats, group_sizes, imatrix, measurements, mode, model, name, qlab_sweep, sensitivity, threads, throughput)",
                 error(SweepFiles.MATRIX.replace("threads: [1, 2]", "thread: [1, 2]")));
     }
 
@@ -185,5 +185,49 @@ class SweepFileParserTest {
     @Test
     void topLevelMustBeAMapping() throws IOException {
         assertEquals("bad.yaml:1: expected a mapping at the top of the file", error("- just\n- a list\n"));
+    }
+
+    // ---- mode: sensitivity ----
+
+    private static final String SENSITIVITY = qlab.pipeline.beam.SensitivitySweepTest.SENSITIVITY;
+
+    @Test
+    void sensitivityExpandsToTheReferenceAndEachGroupInEachCandidate() throws IOException {
+        SweepMatrix m = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", SENSITIVITY.replace("grouping: kind", "grouping: tensor")));
+        assertEquals(new Sensitivity("f32", Sensitivity.Grouping.TENSOR), m.sensitivity());
+        List<FormatChoice> mixes = MatrixExpansion.mixes(m);
+        // emb, then 2 layers x 7 matrices (the tiny preset ties its head), x {q8_0, q4_0}, after the reference.
+        assertEquals(1 + 15 * 2, mixes.size());
+        assertEquals(new FormatChoice("f32", Map.of()), mixes.get(0));
+        assertEquals(new FormatChoice("f32", Map.of("L1.down", "q4_0")), mixes.getLast());
+        assertEquals(31, MatrixExpansion.expand(m).runnable());
+        SweepMatrix byLayer = SweepFileParser.parse(SweepFiles.write(dir, "l.yaml", SENSITIVITY.replace("grouping: kind", "grouping: layer")));
+        assertEquals(1 + 3 * 2, MatrixExpansion.mixes(byLayer).size());
+        SweepMatrix ordinary = SweepFileParser.parse(SweepFiles.write(dir, "o.yaml", SweepFiles.MATRIX));
+        assertEquals(null, ordinary.sensitivity());
+    }
+
+    @Test
+    void sensitivityMeasuresQualityOnly() throws IOException {
+        assertEquals("bad.yaml:17: key \"measurements\": must be [quality] in mode: sensitivity",
+                error(SENSITIVITY.replace("measurements: [quality]", "measurements: [quality, throughput]\nthroughput: {decode_tokens: 4, repeats: 1, prefill_tokens: 4}")));
+    }
+
+    @Test
+    void sensitivityAxesHaveOneValueAndFormatsNoMixes() throws IOException {
+        assertEquals("bad.yaml:11: key \"group_sizes\": must have one value in mode: sensitivity, not 2",
+                error(SENSITIVITY.replace("group_sizes: [32]", "group_sizes: [32, 64]")));
+        assertEquals("bad.yaml:10: key \"formats[1]\": a sensitivity sweep's formats are single formats (each is tried on one group at a time)",
+                error(SENSITIVITY.replace("formats: [q8_0, q4_0]", "formats: [q8_0, q4_0+attn=q8_0]")));
+    }
+
+    @Test
+    void unknownGroupingAndMode() throws IOException {
+        assertEquals("bad.yaml:9: key \"sensitivity.grouping\": unknown grouping \"row\" (known: tensor, kind, layer)",
+                error(SENSITIVITY.replace("grouping: kind", "grouping: row")));
+        assertEquals("bad.yaml:3: key \"mode\": unknown mode \"sensitive\" (known: sweep, sensitivity)",
+                error(SENSITIVITY.replace("mode: sensitivity", "mode: sensitive")));
+        assertEquals(true, error(SENSITIVITY.replace("mode: sensitivity", "mode: sweep"))
+                .startsWith("bad.yaml:7: key \"sensitivity\": is set but mode is not sensitivity"));
     }
 }

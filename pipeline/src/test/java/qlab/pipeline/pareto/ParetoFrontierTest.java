@@ -59,7 +59,9 @@ class ParetoFrontierTest {
     void tableShowsEachFrontier() {
         List<ResultRow> rows = List.of(row("a", 8.5, 0.001, 12.01, 40.0, "ok"), row("b", 4.5, 0.02, 12.2, 60.0, "ok"));
         String text = FrontierTable.text(rows);
-        assertTrue(text.contains("Pareto frontier: bits per weight vs KL (2 of 2 rows)"), text);
+        assertTrue(text.contains("Pareto frontier: bits per weight vs KL (2 of 2 quantizations)"), text);
+        assertTrue(text.contains("q4_0/32 "), text);
+        assertTrue(text.contains("decode tok/s vs KL (2 of 2 rows)"), text);
         assertTrue(text.contains("q4_0/32 t1"), text);
         assertTrue(text.contains("0.02000"), text);
         String json = FrontierTable.json(rows);
@@ -74,6 +76,44 @@ class ParetoFrontierTest {
         ResultRow newerOk = withTime(row("c", 4.5, 0.03, 12.3, 61.0, "ok"), 3, "run3");
         assertEquals(List.of(ok), ResultHistory.latest(List.of(ok, failedLater)));
         assertEquals(List.of(newerOk), ResultHistory.latest(List.of(newerOk, ok, failedLater)));
+    }
+
+    @Test
+    void qualityFrontiersListEachQuantizationOnceWhateverItsThreadCounts() {
+        ResultRow t1 = row("q4-t1", 4.5, 0.02, 12.2, 40.0, "ok");
+        ResultRow t2 = withThreads(row("q4-t2", 4.5, 0.02, 12.2, 70.0, "ok"), 2);
+        ResultRow q8t1 = row("q8-t1", 8.5, 0.001, 12.01, 30.0, "ok");
+        ResultRow q8t2 = withThreads(row("q8-t2", 8.5, 0.001, 12.01, 25.0, "ok"), 2);
+        List<ResultRow> rows = List.of(t1, t2, withFormat(q8t1, "q8_0"), withFormat(q8t2, "q8_0"));
+        // One point per quantization, the fastest of its rows; no thread count in its label.
+        assertEquals(List.of("q4-t2", "q8-t1"), ids(ParetoFrontier.frontier(rows, ParetoFrontier.BPW_KL)));
+        assertEquals(List.of("q4-t2", "q8-t1"), ids(ParetoFrontier.frontier(rows, ParetoFrontier.BPW_PPL)));
+        assertEquals(2, ParetoFrontier.candidates(rows, ParetoFrontier.BPW_KL).size());
+        assertEquals("q4_0/32", ParetoFrontier.BPW_KL.label(t2));
+        // Speed depends on the threads: there each config is its own point.
+        assertEquals(4, ParetoFrontier.candidates(rows, ParetoFrontier.TPS_KL).size());
+        assertEquals("q4_0/32 t2", ParetoFrontier.TPS_KL.label(t2));
+        String text = FrontierTable.text(rows);
+        assertTrue(text.contains("bits per weight vs KL (2 of 2 quantizations)"), text);
+        // Another measurement of the same quantization (another run, other code) is another point.
+        ResultRow remeasured = row("q4-again", 4.5, 0.03, 12.3, 40.0, "ok");
+        assertEquals(List.of("q4-t2", "q4-again"), ids(ParetoFrontier.candidates(List.of(t1, t2, remeasured), ParetoFrontier.BPW_KL)));
+    }
+
+    private static ResultRow withThreads(ResultRow r, int threads) {
+        return new ResultRow(r.runId(), r.timestamp(), r.configId(), r.modelId(), r.modelHash(), r.format(), r.groupSize(),
+                r.tensorOverrides(), r.imatrix(), r.activations(), threads, r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
+                r.klMean(), r.klSe(), r.klP99(), r.top1Agree(), r.prefillTps(), r.decodeTpsMedian(),
+                r.decodeTpsMin(), r.decodeTpsMax(), r.batchTps(), r.peakRssBytes(), r.status(), r.statusReason(),
+                r.machine(), r.decodeBytes(), r.readBandwidthGbs(), r.fmaPeakGmacs(), r.loadAvgBefore(), r.loadAvgAfter());
+    }
+
+    private static ResultRow withFormat(ResultRow r, String format) {
+        return new ResultRow(r.runId(), r.timestamp(), r.configId(), r.modelId(), r.modelHash(), format, r.groupSize(),
+                r.tensorOverrides(), r.imatrix(), r.activations(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
+                r.klMean(), r.klSe(), r.klP99(), r.top1Agree(), r.prefillTps(), r.decodeTpsMedian(),
+                r.decodeTpsMin(), r.decodeTpsMax(), r.batchTps(), r.peakRssBytes(), r.status(), r.statusReason(),
+                r.machine(), r.decodeBytes(), r.readBandwidthGbs(), r.fmaPeakGmacs(), r.loadAvgBefore(), r.loadAvgAfter());
     }
 
     static ResultRow row(String id, Double bpw, Double kl, Double ppl, Double tps, String status) {

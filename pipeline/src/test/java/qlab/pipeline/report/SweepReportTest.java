@@ -68,4 +68,40 @@ class SweepReportTest {
         assertTrue(html.contains("No ok rows with both bits_per_weight and kl_mean."));
         assertFalse(html.contains("data:image/png"));
     }
+
+    private static ResultRow quality(String id, String format, Map<String, String> overrides, double bpw, double kl) {
+        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, overrides, null, "f32", 1, bpw, 1000L,
+                12 * (1 + kl), null, kl, 0.0001, null, null, null, 40.0, null, null, null, null, "ok", null,
+                ResultRow.Machine.UNKNOWN, null, null, null, null, null);
+    }
+
+    @Test
+    void allocatedMixesPredictedBesideMeasuredAndSensitivityRowsLeftOut() throws Exception {
+        List<ResultRow> rows = List.of(
+                quality("ref", "f32", Map.of(), 32, 0.0),
+                quality("probe", "f32", Map.of("L0.q", "q4_0"), 30.2, 0.004),
+                quality("u4", "q4_0", Map.of(), 4.5, 0.05),
+                quality("u8", "q8_0", Map.of(), 8.5, 0.002),
+                quality("recipe", "Q4_K_M", Map.of(), 4.9, 0.02),
+                quality("hand", "q4_0", Map.of("attn", "q8_0"), 5.5, 0.03),
+                quality("alloc", "q4_0", Map.of("emb", "q8_0", "L0.q", "q5_0"), 5.0, 0.012));
+        new qlab.pipeline.sensitivity.SensitivityTable("f32", "h", List.of(
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "f32", 32, 10, 40, 0, null, 0, null),
+                new qlab.pipeline.sensitivity.SensitivityTable.Entry("L0.q", "q4_0", 32, 10, 6, 0.004, null, 0.004, "probe")))
+                .write(qlab.pipeline.sensitivity.SensitivityTable.file(dir));
+        new qlab.pipeline.sensitivity.AllocatedMixes(List.of(new qlab.pipeline.sensitivity.AllocatedMixes.Mix("5.0", 500,
+                "q4_0/g32+emb=q8_0/g32+L0.q=q5_0/g32", "q4_0+L0.q=q5_0+emb=q8_0", 32, 499, 4.99, 0.010)))
+                .write(qlab.pipeline.sensitivity.AllocatedMixes.file(dir));
+        String html = Files.readString(SweepReport.write(dir, rows, "mixed"));
+        assertTrue(html.contains("1 rows of the sensitivity sweep"), html);
+        assertFalse(html.contains("L0.q=q4_0"), "the single-group row is not charted or listed");
+        assertTrue(html.contains("<td class=\"t\">5.0</td><td>4.990</td><td>0.010000</td><td>0.012000 ± 0.000100</td><td>1.20</td>"),
+                html);
+        assertTrue(html.contains("<b>5.0</b>: default q4_0/g32; L0.q → q5_0/g32; emb → q8_0/g32"), html);
+        String svg = Files.readString(dir.resolve("charts/kl_vs_bpw.svg"));
+        for (String family : List.of("uniform formats", "llama.cpp recipes", "allocated mixes", "other mixes",
+                "allocated mixes, predicted", "allocated, budget 5.0")) {
+            assertTrue(svg.contains(family), family);
+        }
+    }
 }

@@ -2,11 +2,17 @@ package qlab.quant.checkpoint;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import qlab.engine.QlabException;
 import qlab.engine.model.ModelConfig;
@@ -15,20 +21,27 @@ import qlab.quant.Formats;
 import qlab.quant.QuantFormat;
 import qlab.quant.ggml.GgmlType;
 import qlab.quant.ggml.LlamaRecipe;
+import qlab.quant.ggml.LlamaRecipe.Kind;
 
 /**
- * Which format each weight matrix gets: a default format and group size, and per-role overrides
- * (per-tensor mixes such as "q4_8 with attention in q8_0").
+ * Which format each weight matrix gets: a default format and group size, and overrides for
+ * selected matrices (per-tensor mixes such as "q4_8 with attention in q8_0").
  *
  * <p>Text form, used by the command line and sweep files: {@code q4_8}, {@code q4_0/g64},
- * {@code q4_8+attn=q8_0+emb=q8_0}, {@code q2_8+mlp-down=q4_8g64+head=q8_0/g32}.
+ * {@code q4_8+attn=q8_0+emb=q8_0}, {@code q2_8+mlp-down=q4_8/g64+head=q8_0/g32},
+ * {@code q4_0+L0.down=q8_0+L1=q5_0+v=q8_0}. An override's selector ({@link Selector}) is a role
+ * ({@code attn-qkv}, {@code attn-o}, {@code mlp-gate-up}, {@code mlp-down}, {@code emb}, {@code head},
+ * shorthands {@code attn}, {@code mlp}), a kind of layer matrix in every layer ({@code q}, {@code k},
+ * {@code v}, {@code o}, {@code gate}, {@code up}, {@code down}), or either within one layer
+ * ({@code L3} for all its matrices, {@code L3.q}, {@code L3.mlp}). Where selectors overlap the most
+ * specific wins: one naming a layer before one that does not, then the one naming fewer kinds.
  *
  * <p>The default may instead be one of llama-quantize's named types ({@link LlamaRecipe}:
  * {@code Q4_K_M}, {@code IQ4_XS}, …, upper case as llama.cpp spells them): each matrix then gets
  * the format of the ggml type llama.cpp would give it, which depends on the model's shape
  * ({@link #choiceFor(String, ModelConfig, int, boolean)}). Role overrides still take precedence.
  */
-public record QuantPlan(String format, int group, Map<Role, FormatChoice> overrides) {
+public record QuantPlan(String format, int group, Map<Selector, FormatChoice> overrides) {
 
     /** A format at a group size (0 = the format's default group). */
     public record FormatChoice(String format, int group) {
@@ -59,16 +72,24 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
 
     /** Groups of matrices that can be given their own format. */
     public enum Role {
-        ATTN_QKV("attn-qkv"), ATTN_O("attn-o"), MLP_GATE_UP("mlp-gate-up"), MLP_DOWN("mlp-down"), EMB("emb"), HEAD("head");
+        ATTN_QKV("attn-qkv", Kind.ATTN_Q, Kind.ATTN_K, Kind.ATTN_V), ATTN_O("attn-o", Kind.ATTN_OUTPUT),
+        MLP_GATE_UP("mlp-gate-up", Kind.FFN_GATE, Kind.FFN_UP), MLP_DOWN("mlp-down", Kind.FFN_DOWN),
+        EMB("emb", Kind.TOKEN_EMBD), HEAD("head", Kind.OUTPUT);
 
         private final String id;
+        private final Set<Kind> kinds;
 
-        Role(String id) {
+        Role(String id, Kind... kinds) {
             this.id = id;
+            this.kinds = Collections.unmodifiableSet(EnumSet.copyOf(List.of(kinds)));
         }
 
         public String id() {
             return id;
+        }
+
+        public Set<Kind> kinds() {
+            return kinds;
         }
 
         /** The role of a weight matrix, by its Hugging Face name. */
@@ -96,57 +117,173 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
     }
 
     /** Every role name the text form accepts, shorthands included. */
-    public static java.util.Set<String> roleNames() {
-        java.util.Set<String> names = new java.util.TreeSet<>(java.util.List.of("attn", "mlp"));
+    public static Set<String> roleNames() {
+        Set<String> names = new TreeSet<>(List.of("attn", "mlp"));
         for (Role r : Role.values()) {
             names.add(r.id());
         }
-        return java.util.Collections.unmodifiableSet(names);
+        return Collections.unmodifiableSet(names);
     }
 
-    /** Role names accepted in the text form, including the shorthands attn (qkv and o) and mlp (all three). */
-    private static Role[] roles(String id) {
-        return switch (id) {
-            case "attn" -> new Role[] {Role.ATTN_QKV, Role.ATTN_O};
-            case "mlp" -> new Role[] {Role.MLP_GATE_UP, Role.MLP_DOWN};
-            default -> {
-                for (Role r : Role.values()) {
-                    if (r.id.equals(id)) {
-                        yield new Role[] {r};
-                    }
+    /** The short name of each kind of weight matrix in selectors. */
+    private static final Map<Kind, String> KIND_NAMES = kindNames();
+
+    private static Map<Kind, String> kindNames() {
+        Map<Kind, String> m = new EnumMap<>(Kind.class);
+        m.put(Kind.TOKEN_EMBD, "emb");
+        m.put(Kind.OUTPUT, "head");
+        m.put(Kind.ATTN_Q, "q");
+        m.put(Kind.ATTN_K, "k");
+        m.put(Kind.ATTN_V, "v");
+        m.put(Kind.ATTN_OUTPUT, "o");
+        m.put(Kind.FFN_GATE, "gate");
+        m.put(Kind.FFN_UP, "up");
+        m.put(Kind.FFN_DOWN, "down");
+        return Collections.unmodifiableMap(m);
+    }
+
+    /** The selector name of a kind of matrix: {@code q}, {@code down}, {@code emb}, {@code head}. */
+    public static String kindName(Kind kind) {
+        return KIND_NAMES.get(kind);
+    }
+
+    /** The kinds of matrix a transformer layer holds, in the order {@link #kindName} lists them. */
+    public static final Set<Kind> LAYER_KINDS = Collections.unmodifiableSet(EnumSet.range(Kind.ATTN_Q, Kind.FFN_DOWN));
+
+    /**
+     * Which matrices an override applies to.
+     *
+     * @param id    the selector as written in canonical text ({@code attn-qkv}, {@code q}, {@code L3.down})
+     * @param layer the one layer it is restricted to, or −1 for every layer (and the embedding and head)
+     * @param kinds the kinds of matrix it selects
+     * @param role  the role it names, when it is one of {@link Role} (roles sort first in canonical text)
+     */
+    public record Selector(String id, int layer, Set<Kind> kinds, Optional<Role> role) {
+
+        public static Selector of(Role role) {
+            return new Selector(role.id(), -1, role.kinds(), Optional.of(role));
+        }
+
+        /** Whether this selector applies to the matrix with this Hugging Face name. */
+        public boolean matches(String tensor) {
+            Optional<Kind> kind = Kind.ofHfName(tensor);
+            return kind.isPresent() && kinds.contains(kind.get())
+                    && (layer < 0 || LlamaRecipe.layerOf(tensor) == layer);
+        }
+
+        /** Narrower first: restricted to a layer, then fewer kinds. */
+        static final Comparator<Selector> MOST_SPECIFIC_FIRST = Comparator
+                .comparing((Selector s) -> s.layer < 0).thenComparingInt(s -> s.kinds.size());
+
+        /** Canonical text order: roles in {@link Role} order, kinds everywhere, then per layer. */
+        static final Comparator<Selector> CANONICAL = Comparator.comparingInt(Selector::layer)
+                .thenComparing(s -> s.role.isEmpty())
+                .thenComparingInt(s -> s.role.map(Enum::ordinal).orElse(0))
+                .thenComparingInt(s -> s.kinds.stream().mapToInt(Enum::ordinal).min().orElse(0))
+                .thenComparingInt(s -> -s.kinds.size())
+                .thenComparing(Selector::id);
+    }
+
+    /** Whether {@code text} is a selector the text form accepts. */
+    public static boolean isSelector(String text) {
+        try {
+            selectors(text);
+            return true;
+        } catch (QlabException e) {
+            return false;
+        }
+    }
+
+    /** The selectors one override names: two for the shorthands attn and mlp, one otherwise. */
+    public static List<Selector> selectors(String id) {
+        java.util.regex.Matcher layered = java.util.regex.Pattern.compile("L(\\d{1,4})(?:\\.(.+))?").matcher(id);
+        if (layered.matches()) {
+            int layer = Integer.parseInt(layered.group(1));
+            String within = layered.group(2);
+            Set<Kind> kinds = EnumSet.noneOf(Kind.class);
+            if (within == null) {
+                kinds.addAll(LAYER_KINDS);
+            } else {
+                for (Selector s : selectors(within)) {
+                    kinds.addAll(s.kinds());
                 }
-                throw new QlabException("unknown tensor role \"" + id + "\"; known: attn, mlp, "
-                        + Arrays.stream(Role.values()).map(Role::id).collect(Collectors.joining(", ")));
+                if (!LAYER_KINDS.containsAll(kinds)) {
+                    throw new QlabException("tensor selector \"" + id + "\": a layer holds no " + within
+                            + " matrix (a layer's: q, k, v, o, gate, up, down, attn, mlp and their roles)");
+                }
             }
-        };
+            return List.of(new Selector(id, layer, Collections.unmodifiableSet(kinds), Optional.empty()));
+        }
+        switch (id) {
+            case "attn":
+                return List.of(Selector.of(Role.ATTN_QKV), Selector.of(Role.ATTN_O));
+            case "mlp":
+                return List.of(Selector.of(Role.MLP_GATE_UP), Selector.of(Role.MLP_DOWN));
+            default:
+                break;
+        }
+        for (Role r : Role.values()) {
+            if (r.id.equals(id)) {
+                return List.of(Selector.of(r));
+            }
+        }
+        for (Kind k : LAYER_KINDS) {
+            if (KIND_NAMES.get(k).equals(id)) {
+                return List.of(new Selector(id, -1, Set.of(k), Optional.empty()));
+            }
+        }
+        throw new QlabException("unknown tensor selector \"" + id + "\"; known: attn, mlp, "
+                + Arrays.stream(Role.values()).map(Role::id).collect(Collectors.joining(", "))
+                + ", q, k, v, o, gate, up, down, and L<layer> or L<layer>.<one of those> (e.g. L3, L3.q, L3.mlp)");
     }
 
     public static QuantPlan parse(String text) {
         String[] parts = text.trim().split("\\+");
         String head = parts[0].trim();
         FormatChoice base = LlamaRecipe.byName(head).isPresent() ? new FormatChoice(head, 0) : FormatChoice.parse(head);
-        Map<Role, FormatChoice> over = new LinkedHashMap<>();
+        Map<Selector, FormatChoice> over = new LinkedHashMap<>();
         for (int i = 1; i < parts.length; i++) {
             String[] kv = parts[i].split("=", 2);
             if (kv.length != 2) {
-                throw new QlabException("format mix \"" + text + "\": \"" + parts[i] + "\" is not ROLE=FORMAT");
+                throw new QlabException("format mix \"" + text + "\": \"" + parts[i] + "\" is not TENSORS=FORMAT");
             }
             FormatChoice c = FormatChoice.parse(kv[1].trim());
-            for (Role r : roles(kv[0].trim())) {
-                over.put(r, c);
+            for (Selector sel : selectors(kv[0].trim())) {
+                over.put(sel, c);
             }
         }
         return new QuantPlan(base.format(), base.group(), over);
     }
 
-    /** The plan with one role's override set (command-line flags such as --attn q8_0). */
-    public QuantPlan with(String roleId, String formatText) {
-        Map<Role, FormatChoice> over = new LinkedHashMap<>(overrides);
+    /** The plan with one selector's override set (command-line flags such as --attn q8_0). */
+    public QuantPlan with(String selector, String formatText) {
+        Map<Selector, FormatChoice> over = new LinkedHashMap<>(overrides);
         FormatChoice c = FormatChoice.parse(formatText);
-        for (Role r : roles(roleId)) {
-            over.put(r, c);
+        for (Selector sel : selectors(selector)) {
+            over.put(sel, c);
         }
         return new QuantPlan(format, group, over);
+    }
+
+    /** The override that decides a matrix's format: the most specific selector matching it. */
+    private Optional<FormatChoice> override(String tensor) {
+        Selector best = null;
+        for (Selector sel : overrides.keySet()) {
+            if (sel.matches(tensor) && (best == null || Selector.MOST_SPECIFIC_FIRST.compare(sel, best) <= 0)) {
+                best = sel;
+            }
+        }
+        return best == null ? Optional.empty() : Optional.of(overrides.get(best));
+    }
+
+    /** A user error when a selector names a layer the model does not have. */
+    private void requireLayers(ModelConfig config) {
+        for (Selector sel : overrides.keySet()) {
+            if (sel.layer() >= config.numLayers()) {
+                throw new QlabException("format mix \"" + this + "\": " + sel.id() + " names layer " + sel.layer()
+                        + ", but the model has " + config.numLayers() + " layers (0 to " + (config.numLayers() - 1) + ")");
+            }
+        }
     }
 
     /** The llama.cpp recipe this plan's default is, if it is one. */
@@ -159,10 +296,12 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
      * {@link #recipe}); a recipe plan needs {@link #choiceFor(String, ModelConfig, int, boolean)}.
      */
     public FormatChoice choiceFor(String tensor) {
-        if (recipe().isPresent() && !overrides.containsKey(Role.of(tensor))) {
+        Role.of(tensor); // not a weight matrix: IllegalArgumentException
+        Optional<FormatChoice> over = override(tensor);
+        if (recipe().isPresent() && over.isEmpty()) {
             throw new IllegalStateException(format + " assigns formats by the model's shape: use choiceFor(tensor, config, cols, importance)");
         }
-        return overrides.getOrDefault(Role.of(tensor), new FormatChoice(format, group));
+        return over.orElse(new FormatChoice(format, group));
     }
 
     /**
@@ -170,8 +309,8 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
      * hold {@code cols} values, quantized with or without an importance matrix.
      */
     public FormatChoice choiceFor(String tensor, ModelConfig config, int cols, boolean importance) {
-        Role role = Role.of(tensor);
-        if (overrides.containsKey(role) || recipe().isEmpty()) {
+        requireLayers(config);
+        if (override(tensor).isPresent() || recipe().isEmpty()) {
             return choiceFor(tensor);
         }
         return formatOf(llamaType(tensor, config, cols, importance).type());
@@ -214,7 +353,7 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
             }
             int cols = Math.toIntExact(shape[1]);
             FormatChoice choice = choiceFor(name, config, cols, importance);
-            Optional<LlamaRecipe.Choice> llama = recipe().isPresent() && !overrides.containsKey(Role.of(name))
+            Optional<LlamaRecipe.Choice> llama = recipe().isPresent() && override(name).isEmpty()
                     ? Optional.of(llamaType(name, config, cols, importance)) : Optional.empty();
             long bytes = shape[0] * (llama.isPresent() ? llama.get().type().rowBytes(cols) : choice.resolve().bytesPerRow(cols));
             out.add(new Assignment(name, shape[0], cols, choice, bytes, llama));
@@ -226,11 +365,8 @@ public record QuantPlan(String format, int group, Map<Role, FormatChoice> overri
     @Override
     public String toString() {
         StringBuilder s = new StringBuilder(new FormatChoice(format, group).toString());
-        for (Role r : Role.values()) {
-            if (overrides.containsKey(r)) {
-                s.append('+').append(r.id()).append('=').append(overrides.get(r));
-            }
-        }
+        overrides.keySet().stream().sorted(Selector.CANONICAL)
+                .forEach(sel -> s.append('+').append(sel.id()).append('=').append(overrides.get(sel)));
         return s.toString();
     }
 }

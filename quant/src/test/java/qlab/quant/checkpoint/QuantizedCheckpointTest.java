@@ -287,8 +287,8 @@ class QuantizedCheckpointTest {
         assertEquals("q4_8", p.choiceFor("model.layers.3.mlp.down_proj.weight").format());
         assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q7_k")).getMessage().contains("unknown format \"q7_k\""));
         assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_8/g32")).getMessage().contains("group size 32"));
-        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_0+ffn=q8_0")).getMessage().contains("unknown tensor role \"ffn\""));
-        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_0+attn")).getMessage().contains("ROLE=FORMAT"));
+        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_0+ffn=q8_0")).getMessage().contains("unknown tensor selector \"ffn\""));
+        assertTrue(assertThrows(QlabException.class, () -> QuantPlan.parse("q4_0+attn")).getMessage().contains("TENSORS=FORMAT"));
     }
 
     @Test

@@ -1,0 +1,133 @@
+package qlab.pipeline.sensitivity;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One format per tensor group under a size budget, minimising the predicted KL: the sum of the
+ * groups' KL increases measured one group at a time (a multiple-choice knapsack).
+ *
+ * <p>Solved exactly by dynamic programming over bytes, in buckets of {@code unit} bytes: each
+ * option's bytes are rounded up to whole buckets, so every mix found fits the budget in true bytes,
+ * and with a unit of 1 the answer is the exact optimum. A Lagrangian sweep (minimise KL + λ·bytes
+ * per group, bisect λ) is cheaper but only reaches mixes on the lower convex hull of the
+ * bytes/KL trade-off: with a handful of formats per group, a budget between two hull points is
+ * left partly unspent. The table is small (groups × formats × buckets: 169 × 6 × 4096 at the 0.5B
+ * shapes by tensor), so the exact method costs milliseconds.
+ */
+public final class Allocation {
+
+    /** A format a group can take: its stored bytes and the KL it adds. */
+    public record Option(String format, long bytes, double klIncrease) {
+    }
+
+    /** A group and its options. */
+    public record Group(String id, long weights, List<Option> options) {
+    }
+
+    /**
+     * A chosen mix.
+     *
+     * @param choice      the format of each group, by group id, in the groups' order
+     * @param bytes       its stored bytes (true bytes, not bucketed)
+     * @param predictedKl the sum of the chosen options' KL increases
+     */
+    public record Mix(Map<String, String> choice, long bytes, double predictedKl) {
+    }
+
+    /** Buckets of the byte axis: fine enough that rounding costs under 0.1% of the budget. */
+    public static final int BUCKETS = 4096;
+
+    private Allocation() {
+    }
+
+    /** The best mix within {@code budget} bytes, bucketed so the byte axis has about {@link #BUCKETS} steps. */
+    public static Optional<Mix> best(List<Group> groups, long budget) {
+        return best(groups, budget, Math.max(1, budget / BUCKETS));
+    }
+
+    /** The best mix within {@code budget} bytes with bytes rounded up to multiples of {@code unit}; empty if none fits. */
+    public static Optional<Mix> best(List<Group> groups, long budget, long unit) {
+        int cap = Math.toIntExact(budget / unit);
+        int n = groups.size();
+        // best[c] = least KL of the groups so far within c buckets; choice[g][c] = option of group g there.
+        double[] best = new double[cap + 1];
+        int[][] choice = new int[n][cap + 1];
+        for (int g = 0; g < n; g++) {
+            List<Option> opts = groups.get(g).options();
+            double[] next = new double[cap + 1];
+            Arrays.fill(next, Double.POSITIVE_INFINITY);
+            for (int c = 0; c <= cap; c++) {
+                for (int o = 0; o < opts.size(); o++) {
+                    long w = (opts.get(o).bytes() + unit - 1) / unit;
+                    if (w <= c && best[(int) (c - w)] + opts.get(o).klIncrease() < next[c]) {
+                        next[c] = best[(int) (c - w)] + opts.get(o).klIncrease();
+                        choice[g][c] = o;
+                    }
+                }
+            }
+            best = next;
+        }
+        if (n == 0 || best[cap] == Double.POSITIVE_INFINITY) {
+            return Optional.empty();
+        }
+        Map<String, String> chosen = new LinkedHashMap<>();
+        Option[] picked = new Option[n];
+        int c = cap;
+        for (int g = n - 1; g >= 0; g--) {
+            picked[g] = groups.get(g).options().get(choice[g][c]);
+            c -= (int) ((picked[g].bytes() + unit - 1) / unit);
+        }
+        long bytes = 0;
+        double kl = 0;
+        for (int g = 0; g < n; g++) {
+            chosen.put(groups.get(g).id(), picked[g].format());
+            bytes += picked[g].bytes();
+            kl += picked[g].klIncrease();
+        }
+        return Optional.of(new Mix(chosen, bytes, kl));
+    }
+
+    /** The groups and options of a sensitivity table. */
+    public static List<Group> groups(SensitivityTable table) {
+        Map<String, List<Option>> options = new LinkedHashMap<>();
+        Map<String, Long> weights = new LinkedHashMap<>();
+        for (SensitivityTable.Entry e : table.entries()) {
+            options.computeIfAbsent(e.group(), k -> new ArrayList<>())
+                    .add(new Option(e.planFormat(), e.bytes(), e.klIncrease()));
+            weights.put(e.group(), e.weights());
+        }
+        List<Group> groups = new ArrayList<>();
+        options.forEach((id, opts) -> groups.add(new Group(id, weights.get(id), List.copyOf(opts))));
+        return groups;
+    }
+
+    /** Weights of all groups together: what bits per weight are counted over. */
+    public static long weights(List<Group> groups) {
+        return groups.stream().mapToLong(Group::weights).sum();
+    }
+
+    /**
+     * The mix as a quantization plan: the format holding most weights is the default, every other
+     * group an override by its selector ({@code q4_0/g32+L0.down=q8_0/g32+emb=q8_0/g32}).
+     */
+    public static String plan(List<Group> groups, Mix mix) {
+        Map<String, Long> weightsByFormat = new LinkedHashMap<>();
+        for (Group g : groups) {
+            weightsByFormat.merge(mix.choice().get(g.id()), g.weights(), Long::sum);
+        }
+        String base = weightsByFormat.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+        StringBuilder plan = new StringBuilder(base);
+        for (Group g : groups) {
+            String f = mix.choice().get(g.id());
+            if (!f.equals(base)) {
+                plan.append('+').append(g.id()).append('=').append(f);
+            }
+        }
+        return qlab.quant.checkpoint.QuantPlan.parse(plan.toString()).toString();
+    }
+}
