@@ -84,7 +84,7 @@ final class KlCommand implements Callable<Integer> {
             if (reused) {
                 b = LogProbBaseline.open(file);
             } else {
-                b = LogProbBaseline.create(new Transformer(Models.open(base), pool), tokens.ids(), ctx, mode, kind, topK, key, file);
+                b = LogProbBaseline.create(new Transformer(Models.openMapped(base), pool), tokens.ids(), ctx, mode, kind, topK, key, file);
             }
             Model m = Models.open(model);
             weightBytes = m.weights().matrixBytes();
