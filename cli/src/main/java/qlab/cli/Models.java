@@ -30,8 +30,8 @@ final class Models {
     /**
      * {@link #open}, except that a Hugging Face directory's matrices stay in the file's mapping,
      * widened row by row as they are read ({@link MappedCheckpointWeights}): the same values, and
-     * no heap copy. For a reference model read once per measurement (kl's --base), whose heap copy
-     * (2 GB for a 0.5B model) set the peak memory of a kl run.
+     * no heap copy. kl opens both its models so: a heap copy of the reference (2 GB for a 0.5B
+     * model) set the peak memory of a kl run.
      */
     static Model openMapped(Path path) {
         requireExists(path);
