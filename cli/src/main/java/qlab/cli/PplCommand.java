@@ -26,9 +26,7 @@ import qlab.engine.util.WorkerPool;
         description = "Perplexity of a model over a text, in non-overlapping windows scored as llama-perplexity scores them.",
         footer = {"", "Example:",
                 "  ./qlab ppl --model models/q05b/q4_0.safetensors \\",
-                "      --text datasets/eval/en-prose.txt --max-tokens 2048",
-                "  ./qlab ppl --model models/demo --text datasets/eval/en-prose.txt --score all \\",
-                "      --unigram datasets/train/*.txt"})
+                "      --text datasets/eval/en-prose.txt --max-tokens 2048"})
 final class PplCommand implements Callable<Integer> {
 
     @Spec
