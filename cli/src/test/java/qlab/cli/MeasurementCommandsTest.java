@@ -7,9 +7,19 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import qlab.engine.eval.ScoringMode;
+import qlab.engine.eval.UnigramModel;
+import qlab.engine.model.Model;
+import qlab.engine.tensor.Matrix;
+import qlab.engine.tokenizer.Tokenizer;
+import qlab.engine.train.TrainRun;
+import qlab.quant.QuantizedMatrix;
 
 /** ppl, kl, calibrate, quantize and bench-batch through the command line, on a generated model with a tokenizer. */
 class MeasurementCommandsTest {
@@ -72,6 +82,47 @@ class MeasurementCommandsTest {
         JsonNode back = json(CliRun.of("ppl", "--model", q.toString(), "--text", text.toString(), "--ctx", "128",
                 "--max-tokens", "512", "--json"));
         assertEquals(ppl.get("ppl").asDouble(), back.get("ppl").asDouble(), 0.0, "f32 again after an int8 run in the same JVM");
+    }
+
+    @Test
+    void pplComparesWithAUnigramModelOnTheSameTokens() throws Exception {
+        Path train = Path.of(System.getProperty("qlab.home"), "datasets", "calib", "en-prose.txt");
+        Path second = tmp.resolve("second.txt");
+        Files.writeString(second, "A second file of training text.\nIts last line is held out.\n");
+        JsonNode j = json(CliRun.of("ppl", "--model", model.toString(), "--text", text.toString(), "--ctx", "128",
+                "--max-tokens", "300", "--score", "all", "--unigram", train.toString(), second.toString(), "--json"));
+        JsonNode u = j.get("unigram");
+        assertEquals(2 * 127 + 43, j.get("tokens_scored").asInt());
+        assertEquals(j.get("tokens_scored").asInt(), u.get("tokens_scored").asInt());
+        Tokenizer tok = Tokenizer.load(model);
+        assertEquals(tok.vocabSize(), u.get("vocab").asInt());
+        int[] counted = TrainRun.trainingTokens(tok, List.of(train, second), model);
+        assertEquals(counted.length, u.get("tokens_counted").asLong());
+        int[] ids = Arrays.copyOf(tok.encode(Files.readString(text)), 300);
+        double want = UnigramModel.fit(counted, tok.vocabSize()).perplexity(ids, 128, ScoringMode.ALL).ppl();
+        assertEquals(want, u.get("ppl").asDouble(), 1e-9 * want);
+        assertEquals(j.get("ppl").asDouble() / want, j.get("ppl_over_unigram").asDouble(), 1e-9);
+
+        CliRun plain = CliRun.of("ppl", "--model", model.toString(), "--text", text.toString(), "--ctx", "128",
+                "--max-tokens", "300", "--score", "all", "--unigram", train.toString());
+        assertEquals(0, plain.exit(), plain.err());
+        assertTrue(plain.out().contains("unigram PPL = ") && plain.out().contains("over the same 297 tokens"), plain.out());
+
+        CliRun missing = CliRun.of("ppl", "--model", model.toString(), "--text", text.toString(), "--unigram",
+                tmp.resolve("absent.txt").toString());
+        assertEquals(2, missing.exit());
+        assertEquals(1, missing.err().strip().lines().count(), missing.err());
+        assertTrue(missing.err().contains("absent.txt"), missing.err());
+    }
+
+    @Test
+    void klReadsItsReferenceInPlace() {
+        // kl's --base: matrices read from the file's mapping in their stored element type, not widened onto the heap
+        Model base = Models.openMapped(model);
+        for (Map.Entry<String, Matrix> e : base.weights().matrices().entrySet()) {
+            assertTrue(e.getValue() instanceof QuantizedMatrix, e.getKey());
+            assertEquals("bf16", e.getValue().format(), e.getKey());
+        }
     }
 
     @Test

@@ -44,6 +44,22 @@ public final class Windows {
         return out;
     }
 
+    /**
+     * The tokens the windows score, in scoring order: token start+p of each window for p from
+     * firstScored to length-1 (what {@link WindowScorer} hands its visitor as the target).
+     */
+    public static int[] scoredTargets(int[] tokens, int ctx, ScoringMode mode) {
+        List<Window> windows = plan(tokens.length, ctx, mode);
+        int[] out = new int[scoredCount(windows)];
+        int i = 0;
+        for (Window w : windows) {
+            for (int p = w.firstScored(); p < w.length(); p++) {
+                out[i++] = tokens[w.start() + p];
+            }
+        }
+        return out;
+    }
+
     public static int scoredCount(List<Window> windows) {
         int n = 0;
         for (Window w : windows) {

@@ -32,7 +32,8 @@ public final class CheckpointWeights implements WeightSource {
         return checkpoint.floats(name);
     }
 
-    private void check(String name, long[] shape) {
+    /** Fails, naming the file and field, unless tensor {@code name} has this shape and a float dtype. */
+    public void check(String name, long[] shape) {
         TensorInfo t = checkpoint.info(name);
         if (!Arrays.equals(t.shape(), shape)) {
             throw new QlabException(checkpoint.file(name).path() + ": tensor \"" + name + "\": field \"shape\" is "

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import qlab.engine.QlabException;
 import qlab.engine.safetensors.Checkpoint;
 import qlab.engine.safetensors.TensorInfo;
@@ -13,9 +14,17 @@ public record Model(ModelConfig config, Weights weights, String source) {
 
     /** Loads a Hugging Face model directory (config.json + safetensors, single or sharded). */
     public static Model load(Path dir) {
+        return load(dir, CheckpointWeights::new);
+    }
+
+    /**
+     * Loads a Hugging Face model directory with its matrices made by {@code weights} from the
+     * checked checkpoint (the default, {@link CheckpointWeights}, widens them onto the heap).
+     */
+    public static Model load(Path dir, Function<Checkpoint, WeightSource> weights) {
         ModelConfig config = ModelConfig.read(dir);
         Checkpoint ckpt = checkedCheckpoint(dir, config);
-        return new Model(config, Weights.load(config, new CheckpointWeights(ckpt)), dir.toString());
+        return new Model(config, Weights.load(config, weights.apply(ckpt)), dir.toString());
     }
 
     /**

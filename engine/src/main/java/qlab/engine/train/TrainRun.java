@@ -69,9 +69,7 @@ public final class TrainRun {
             throw new QlabException(r.out() + ": cannot create the output directory: " + e.getMessage());
         }
         Tokenizer tok = tokenizer(r, files, log);
-        int sep = tok.tokenId(SEPARATOR).orElseThrow(() -> new QlabException(
-                r.out().resolve(TokenizerJsonWriter.TOKENIZER_JSON) + ": field \"added_tokens\" has no " + SEPARATOR
-                        + " (training packs documents with it)"));
+        int sep = separator(tok, r.out().resolve(TokenizerJsonWriter.TOKENIZER_JSON));
         ModelConfig config = modelConfig(r.shape(), tok.vocabSize());
         if (o.seqLen() > config.maxPositionEmbeddings()) {
             throw new QlabException("train: --seq-len " + o.seqLen() + " is longer than the model's max_position_embeddings "
@@ -171,6 +169,21 @@ public final class TrainRun {
                     + ", smaller than the tokenizer's " + tokenizerVocab + " tokens");
         }
         return c;
+    }
+
+    /**
+     * The token stream a run trains on (the validation tails left out), as {@link #run} packs it:
+     * each file's training text tokenized by {@code tok}, followed by {@code <|endoftext|>}.
+     * {@code tokenizerFile} names the tokenizer in the error when it has no separator.
+     */
+    public static int[] trainingTokens(Tokenizer tok, List<Path> data, Path tokenizerFile) {
+        int sep = separator(tok, tokenizerFile);
+        return pack(tok, read(data).stream().map(DataFile::trainText).toList(), sep);
+    }
+
+    private static int separator(Tokenizer tok, Path tokenizerFile) {
+        return tok.tokenId(SEPARATOR).orElseThrow(() -> new QlabException(tokenizerFile + ": field \"added_tokens\" has no "
+                + SEPARATOR + " (training packs documents with it)"));
     }
 
     /** The texts' tokens, each text followed by the separator. */
