@@ -97,6 +97,10 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--dtype", defaultValue = "bf16", description = "Weights written: bf16 (default) or f32.")
     String dtype;
 
+    @Option(names = "--weights", defaultValue = "best", description = "Weights written: best (default: those after the "
+            + "step with the lowest validation loss) or last (those after the last step).")
+    String weights;
+
     @Option(names = "--eval-every", defaultValue = "100", description = "Steps between validation losses (default: ${DEFAULT-VALUE}).")
     int evalEvery;
 
@@ -159,8 +163,13 @@ final class TrainCommand implements Callable<Integer> {
             case "f32" -> DType.F32;
             default -> throw new QlabException("train: --dtype is \"" + dtype + "\"; use bf16 or f32");
         };
+        boolean best = switch (weights.toLowerCase(Locale.ROOT)) {
+            case "best" -> true;
+            case "last" -> false;
+            default -> throw new QlabException("train: --weights is \"" + weights + "\"; use best or last");
+        };
         return new TrainRun.Request(s, dataFiles(), tokenizer.dir, tokenizer.vocab, options, t, out, resume, d,
-                peakGmacs == null ? OptionalDouble.empty() : OptionalDouble.of(peakGmacs * 1e9));
+                peakGmacs == null ? OptionalDouble.empty() : OptionalDouble.of(peakGmacs * 1e9), best);
     }
 
     private List<Path> dataFiles() {

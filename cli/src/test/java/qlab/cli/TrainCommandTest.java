@@ -55,6 +55,12 @@ class TrainCommandTest {
         assertEquals(2, report.get("validation_loss").size());
         assertEquals(Files.size(data), report.get("data").get(0).get("bytes").asLong());
         assertTrue(report.get("products").get("fraction_of_peak").asDouble() > 0);
+        // The weights written are those of the lowest validation loss (steps 3 and 6 were scored).
+        JsonNode written = report.get("weights_written");
+        assertEquals("best", written.get("choice").asText());
+        double lowest = Math.min(report.get("validation_loss").get(0).get("loss").asDouble(),
+                report.get("validation_loss").get(1).get("loss").asDouble());
+        assertEquals(lowest, written.get("validation_loss").asDouble());
         assertTrue(run.err().contains("step 6/6"), run.err());
         assertTrue(run.out().contains("tokens/s"), run.out());
 
@@ -106,6 +112,11 @@ class TrainCommandTest {
         assertEquals(2, run.exit());
         assertEquals(1, run.err().strip().lines().count(), run.err());
         assertTrue(run.err().contains("--lr"), run.err());
+
+        CliRun weights = CliRun.of(args(data(), dir.resolve("w"), "--weights", "middle"));
+        assertEquals(2, weights.exit());
+        assertEquals(1, weights.err().strip().lines().count(), weights.err());
+        assertTrue(weights.err().contains("--weights"), weights.err());
 
         CliRun resume = CliRun.of(args(data(), dir.resolve("none"), "--resume"));
         assertEquals(2, resume.exit());

@@ -43,9 +43,13 @@ public final class TrainRun {
     /** Where the model's shape comes from: a preset (vocabulary from the tokenizer) or a config.json. */
     public record Shape(TrainPreset preset, Path configFile) {}
 
-    /** Everything a run needs. tokenizerDir or vocab (one of them); peakMacs empty to measure it. */
+    /**
+     * Everything a run needs. tokenizerDir or vocab (one of them); peakMacs empty to measure it;
+     * bestWeights writes the weights of the lowest validation loss instead of the last step's.
+     */
     public record Request(Shape shape, List<Path> data, Path tokenizerDir, Integer vocab, TrainOptions options,
-                          int threads, Path out, boolean resume, DType dtype, OptionalDouble peakMacs) {}
+                          int threads, Path out, boolean resume, DType dtype, OptionalDouble peakMacs,
+                          boolean bestWeights) {}
 
     /** A data file as read: its text split, its hash. */
     public record DataFile(Path path, long bytes, String sha256, String trainText, String validationText) {}
@@ -89,7 +93,7 @@ public final class TrainRun {
                 log.accept("resumed " + ckpt + " at step " + trainer.step());
             }
             trainer.run(o.steps(), ckpt, progress);
-            writeModel(r.out(), trainer, r.dtype(), tok);
+            writeModel(r.out(), trainer, r.bestWeights() ? trainer.bestParameters() : trainer.parameters(), r.dtype(), tok);
             Path report = r.out().resolve(REPORT);
             long wall = System.nanoTime() - t0;
             writeReport(report, r, files, tok, trainer, peak, wall);
@@ -206,7 +210,7 @@ public final class TrainRun {
     }
 
     /** config.json, model.safetensors and generation_config.json (the tokenizer files are already there). */
-    static void writeModel(Path out, Trainer trainer, DType dtype, Tokenizer tok) throws IOException {
+    static void writeModel(Path out, Trainer trainer, Parameters weights, DType dtype, Tokenizer tok) throws IOException {
         ModelConfig c = trainer.config();
         String torchDtype = switch (dtype) {
             case F32 -> "float32";
@@ -218,7 +222,7 @@ public final class TrainRun {
                 c.numKvHeads(), c.headDim(), c.vocabSize(), c.rmsNormEps(), c.ropeTheta(), c.tieWordEmbeddings(),
                 c.maxPositionEmbeddings(), torchDtype);
         Files.writeString(out.resolve("config.json"), written.toJson());
-        trainer.parameters().writeSafetensors(out.resolve(Checkpoint.SINGLE), dtype);
+        weights.writeSafetensors(out.resolve(Checkpoint.SINGLE), dtype);
         int pad = tok.tokenId(SEPARATOR).orElseThrow();
         int eos = tok.tokenId(SyntheticTokenizer.EOS_TOKEN).orElse(pad);
         SyntheticModelDirectory.writeGenerationConfig(out, eos, pad);
@@ -244,6 +248,16 @@ public final class TrainRun {
             d.put("sha256", f.sha256());
         }
         root.put("validation_fraction", VALIDATION_FRACTION);
+        ObjectNode written = root.putObject("weights_written");
+        Trainer.Eval best = t.bestEval();
+        if (r.bestWeights() && best != null) {
+            written.put("choice", "best");
+            written.put("step", best.step());
+            written.put("validation_loss", best.valLoss());
+        } else {
+            written.put("choice", "last");
+            written.put("step", t.step());
+        }
         root.put("steps", t.step());
         root.put("tokens_per_step", t.tokensPerStep());
         root.put("wall_seconds", wallNanos / 1e9);

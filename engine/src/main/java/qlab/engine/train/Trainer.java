@@ -62,6 +62,9 @@ public final class Trainer {
     private int[] order;
     private final List<Point> history = new ArrayList<>();
     private final List<Eval> evals = new ArrayList<>();
+    /** The weights at the lowest validation loss measured so far (null before the first), and that loss. */
+    private Parameters best;
+    private Eval bestEval;
     private long trainNanos;
     private long productMacs;
     private long productNanos;
@@ -113,6 +116,19 @@ public final class Trainer {
 
     public Parameters parameters() {
         return params;
+    }
+
+    /**
+     * The weights after the step with the lowest validation loss measured (early stopping's choice;
+     * the first such step on ties), or the current weights when no validation loss was measured.
+     */
+    public Parameters bestParameters() {
+        return best == null ? params : best;
+    }
+
+    /** The validation loss measured with {@link #bestParameters()}, or null when none was measured. */
+    public Eval bestEval() {
+        return bestEval;
     }
 
     public ModelConfig config() {
@@ -186,6 +202,14 @@ public final class Trainer {
                 if (!Double.isNaN(vl)) {
                     eval = new Eval(step, vl);
                     evals.add(eval);
+                    if (bestEval == null || vl < bestEval.valLoss()) {
+                        bestEval = eval;
+                        if (best == null) {
+                            best = params.copy();
+                        } else {
+                            best.copyFrom(params);
+                        }
+                    }
                 }
             }
             if (progress != null) {
@@ -280,6 +304,9 @@ public final class Trainer {
         params.addTo(w, "param.", DType.F32);
         adam.firstMoment().addTo(w, "adam_m.", DType.F32);
         adam.secondMoment().addTo(w, "adam_v.", DType.F32);
+        if (best != null) {
+            best.addTo(w, "best.", DType.F32);
+        }
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
         } catch (IOException e) {
@@ -309,6 +336,9 @@ public final class Trainer {
         ArrayNode ev = n.putArray("evals");
         for (Eval e : evals) {
             ev.addArray().add(e.step()).add(Double.doubleToRawLongBits(e.valLoss()));
+        }
+        if (bestEval != null) {
+            n.put("best_eval_step", bestEval.step());
         }
         return n.toString();
     }
@@ -363,6 +393,15 @@ public final class Trainer {
         evals.clear();
         for (JsonNode e : n.path("evals")) {
             evals.add(new Eval(e.get(0).asInt(), Double.longBitsToDouble(e.get(1).asLong())));
+        }
+        bestEval = null;
+        best = null;
+        if (n.has("best_eval_step")) {
+            int at = n.path("best_eval_step").asInt();
+            bestEval = evals.stream().filter(e -> e.step() == at).findFirst().orElseThrow(() -> new QlabException(
+                    file + ": field \"best_eval_step\" names step " + at + ", which has no validation loss"));
+            best = Parameters.zeros(config);
+            best.readFrom(f, "best.");
         }
     }
 

@@ -111,6 +111,52 @@ class TrainerTest {
         }
     }
 
+    /** Random tokens: nothing to learn that carries over to another random stream, only to memorise. */
+    static int[] noise(int length, long seed) {
+        SplitMix64 r = new SplitMix64(seed);
+        int[] t = new int[length];
+        for (int i = 0; i < length; i++) {
+            t[i] = r.nextInt(CONFIG.vocabSize());
+        }
+        return t;
+    }
+
+    @Test
+    void bestWeightsAreThoseOfTheLowestValidationLossAndSurviveAResume(@TempDir Path dir) throws Exception {
+        // Memorising 300 random tokens lifts the loss on other random tokens: the best is an early step.
+        int[] train = noise(300, 11);
+        int[] val = noise(400, 12);
+        TrainOptions o = new TrainOptions(60, 128, 16, 1e-2, 5, 0.0, 5, 0.1, 1.0, 5, 64, 10, 64);
+        Path ckpt = dir.resolve("checkpoint.safetensors");
+        try (WorkerPool pool = new WorkerPool(2)) {
+            Trainer whole = Trainer.start(CONFIG, o, train, val, pool);
+            whole.run(60, null, null);
+            Trainer.Eval best = whole.bestEval();
+            double min = whole.evals().stream().mapToDouble(Trainer.Eval::valLoss).min().orElseThrow();
+            assertEquals(min, best.valLoss());
+            assertTrue(best.step() < 60, "the validation loss should rise while the noise is memorised; best at " + best.step());
+
+            // The best weights are the weights right after that step.
+            Trainer upTo = Trainer.start(CONFIG, o, train, val, pool);
+            upTo.run(best.step(), null, null);
+            Path a = dir.resolve("best.safetensors");
+            Path b = dir.resolve("upto.safetensors");
+            whole.bestParameters().writeSafetensors(a, DType.F32);
+            upTo.parameters().writeSafetensors(b, DType.F32);
+            assertArrayEquals(Files.readAllBytes(b), Files.readAllBytes(a));
+
+            // Killed after a checkpoint past the best step, resumed: the same best weights.
+            Trainer first = Trainer.start(CONFIG, o, train, val, pool);
+            first.run(best.step() + 12, ckpt, null);
+            Trainer resumed = Trainer.resume(ckpt, CONFIG, o, train, val, pool);
+            resumed.run(60, ckpt, null);
+            assertEquals(best, resumed.bestEval());
+            Path c = dir.resolve("resumed-best.safetensors");
+            resumed.bestParameters().writeSafetensors(c, DType.F32);
+            assertArrayEquals(Files.readAllBytes(a), Files.readAllBytes(c));
+        }
+    }
+
     @Test
     void resumeRefusesOtherOptions(@TempDir Path dir) {
         int[] train = stream(2_000, 7);
