@@ -39,13 +39,15 @@ class FormatKernelTest {
 
     /**
      * The magnitude of weight j in the kernels' sums: |w| itself, except in the affine formats
-     * (q4_1, q5_1), whose kernels add scale × Σ level·x and min × Σ x, terms that can each be larger
-     * than the weight (they cancel). There the plain quantizer's min is one of its block's
-     * dequantized values (the block's minimum gets level 0), so |min| and |scale × level| are at
-     * most the block's largest |w| and twice it.
+     * (q4_1, q5_1, and the k-quants with mins), whose kernels add scale × Σ level·x and min × Σ x,
+     * terms that can each be larger than the weight (they cancel). There the quantizer's min is
+     * about its block's minimum (q4_1, q5_1: one of the block's dequantized values; the k-quants:
+     * a sub-block's minimum on the superblock's grid of mins), so |min| and |scale × level| are at
+     * most about the block's (superblock's) largest |w| and twice it.
      */
     private static double kernelMagnitude(QuantFormat format, float[] deq, int j) {
-        if (!(format instanceof qlab.quant.format.BlockCodeFormat b && b.hasMins())) {
+        if (!(format instanceof qlab.quant.format.BlockCodeFormat b && b.hasMins()
+                || format instanceof qlab.quant.format.SuperBlockFormat k && k.hasMins())) {
             return deq[j];
         }
         int start = j / format.groupSize() * format.groupSize();
@@ -248,6 +250,9 @@ class FormatKernelTest {
                 if (PackedWeights.VECTOR_ENABLED && w instanceof qlab.quant.kernel.BlockCodeWeights b) {
                     assertEquals(2 * qlab.quant.kernel.Int8Strips.ROWS, b.int8StripRows(), format + ": rows in strips");
                 }
+                if (PackedWeights.VECTOR_ENABLED && w instanceof qlab.quant.kernel.SubBlockWeights b) {
+                    assertEquals(2 * qlab.quant.kernel.Int8Strips.ROWS, b.int8StripRows(), format + ": rows in strips");
+                }
                 float[] xs = RowCases.gaussian(tokens * cols, cols * 23L + kind.ordinal());
                 java.util.Arrays.fill(xs, 0, cols, 2.5f);           // every code +127
                 java.util.Arrays.fill(xs, cols, 2 * cols, -1e-3f);  // every code -127
@@ -295,7 +300,8 @@ class FormatKernelTest {
      * still bitwise the scalar reference for every row and token, whatever the row split.
      */
     @ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"q4_0", "q8_0", "q2_8", "q4_1", "q5_1"})
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"q4_0", "q8_0", "q2_8", "q4_1", "q5_0", "q5_1", "q2_k", "q4_k",
+        "q5_k", "q6_k"})
     void int8StripsInGroupsOverTheTokensEqualTheScalarReference(String name) {
         QuantFormat format = Formats.byName(name);
         int strips = 5;

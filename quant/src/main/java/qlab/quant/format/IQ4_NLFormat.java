@@ -21,7 +21,7 @@ public final class IQ4_NLFormat extends SuperBlockFormat {
     }
 
     @Override
-    boolean hasMins() {
+    public boolean hasMins() {
         return false;
     }
 

@@ -29,7 +29,7 @@ public final class IQ4_XSFormat extends SuperBlockFormat {
     }
 
     @Override
-    boolean hasMins() {
+    public boolean hasMins() {
         return false;
     }
 

@@ -123,7 +123,7 @@ public final class Q2_KFormat extends SuperBlockFormat {
     }
 
     @Override
-    boolean hasMins() {
+    public boolean hasMins() {
         return true;
     }
 

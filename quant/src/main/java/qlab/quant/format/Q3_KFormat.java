@@ -125,7 +125,7 @@ public final class Q3_KFormat extends SuperBlockFormat {
     }
 
     @Override
-    boolean hasMins() {
+    public boolean hasMins() {
         return false;
     }
 

@@ -81,7 +81,7 @@ public final class Q6_KFormat extends SuperBlockFormat {
     }
 
     @Override
-    boolean hasMins() {
+    public boolean hasMins() {
         return false;
     }
 

@@ -198,7 +198,7 @@ abstract class ScaleMinKFormat extends SuperBlockFormat {
     }
 
     @Override
-    boolean hasMins() {
+    public boolean hasMins() {
         return true;
     }
 

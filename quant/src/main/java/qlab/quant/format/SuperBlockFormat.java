@@ -69,7 +69,7 @@ public abstract class SuperBlockFormat implements QuantFormat {
     }
 
     /** Whether the type stores a min per sub-block (q2_k, q4_k, q5_k); the others decode mins of 0. */
-    abstract boolean hasMins();
+    public abstract boolean hasMins();
 
     /**
      * Quantizes one block: x[xOff .. xOff + block), importance weights qw[qwOff ..] or null for

@@ -381,10 +381,10 @@ public final class BlockCodeWeights extends PackedWeights {
         if (repacksInt8Rows(rows) && strips == null) {
             synchronized (this) {
                 if (strips == null) {
-                    // 5-bit levels go in byte strips; 4-bit levels 0..15 (q4_1) in nibbles shifted down by 8.
-                    int stripBits = bits == 5 ? 8 : bits;
-                    int levelBias = stripBits < 8 ? Math.max(0, grid.maxLevel - 7) : 0;
-                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, stripBits, levelBias, this::levelsOfRow,
+                    // 4-bit levels 0..15 (q4_1) go in nibbles shifted down by 8, 5-bit levels 0..31 (q5_1) in
+                    // 5-bit codes shifted down by 16: the strips' codes are signed levels plus 8 or 16.
+                    int levelBias = bits == 5 ? grid.maxLevel - 15 : bits < 8 ? Math.max(0, grid.maxLevel - 7) : 0;
+                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits, levelBias, this::levelsOfRow,
                             scales, mins);
                 }
             }
@@ -403,11 +403,7 @@ public final class BlockCodeWeights extends PackedWeights {
     @Override
     public long int8KernelBytes() {
         Int8Strips st = strips;
-        if (st == null) {
-            return kernelBytes();
-        }
-        int rest = rows - st.strips() * Int8Strips.ROWS;
-        return st.byteSize() + rest * rowKernelBytes();
+        return st == null ? kernelBytes() : st.bytesWithRest(rows, rowKernelBytes());
     }
 
     /** Rows the int8 row kernel takes from {@link Int8Strips} (the rest: scalar); 0 before {@link #prepareInt8Rows}. */

@@ -123,7 +123,14 @@ public final class Int8Strips {
     /** The bytes of half a strip's fp16 scales, and of its f32 ones. */
     private static final VectorSpecies<Byte> HALF_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 16));
     private static final VectorSpecies<Byte> FLOAT_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 32));
+    /** The bytes of a short vector of {@link #ROWS} lanes: one 16-bit word of 5-bit codes per row. */
+    private static final VectorSpecies<Byte> WORD_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(ROWS * 16));
     private static final boolean NATIVE_LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    /**
+     * 16-bit words per row and 32-value block of 5-bit codes: words 0..4 hold columns 0..14, three
+     * codes each (bits 0-4, 5-9, 10-14), words 5..9 columns 16..30, word 10 columns 15 and 31.
+     */
+    static final int FIVE_BIT_WORDS = 11;
     /** Strips are kept in arrays of at most this many bytes. */
     static final long MAX_ARRAY_BYTES = 1L << 30;
 
@@ -138,6 +145,18 @@ public final class Int8Strips {
     private final int block;
     private final int blocksPerRow;
     private final boolean nibbles;
+    /** Whether the levels are 5-bit codes, three to a 16-bit word ({@link #stripFiveBits}). */
+    private final boolean fiveBits;
+    /** Values per weight scale: the block, or 16 inside 32-value blocks (the k-quants' sub-blocks). */
+    private final int scaleBlock;
+    /** Weight scales per row and block ({@code block / scaleBlock}). */
+    private final int subs;
+    /** Scales per row in the {@code scales} (and {@code mins}) arrays the strips are built from. */
+    private final int scalesPerRow;
+    /** Bytes between the scales of one sub-block of a block and the next's: one per row. */
+    private final int subScaleBytes;
+    /** Scale sub-blocks in the partial last block. */
+    private final int tailSubs;
     /** Columns [0, vectorCols) are whole blocks, done by the vector loop. */
     private final int vectorCols;
     /** Whether every whole block's scale is a finite fp16 value, stored in 2 bytes instead of 4. */
@@ -157,7 +176,7 @@ public final class Int8Strips {
     private final int stripsPerArray;
     /** Levels of columns [vectorCols, cols), [strip × ROWS + lane][col − vectorCols]. */
     private final byte[] tail;
-    /** Scales of the partial last block, [strip][ROWS] (empty without one). */
+    /** Scales of the partial last block, [strip][ROWS][tailSubs] (empty without one). */
     private final float[] tailScales;
     /**
      * Nibble levels are stored as level − levelBias + 8 (levelBias 8 for the unsigned 0..15 levels
@@ -169,7 +188,7 @@ public final class Int8Strips {
     private final boolean hasMins;
     /** Offset of a block's minima after its codes. */
     private final int minsAt;
-    /** Minima of the partial last block, [strip][ROWS] (empty without one or without minima). */
+    /** Minima of the partial last block, [strip][ROWS][tailSubs] (empty without one or without minima). */
     private final float[] tailMins;
 
     /**
@@ -179,7 +198,7 @@ public final class Int8Strips {
      * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
      */
     public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
-        this(strips, cols, block, bits, 0, levels, scales, null, MAX_ARRAY_BYTES);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, MAX_ARRAY_BYTES);
     }
 
     /**
@@ -190,33 +209,58 @@ public final class Int8Strips {
      */
     public Int8Strips(int strips, int cols, int block, int bits, int levelBias, Levels levels, float[] scales,
                       float[] mins) {
-        this(strips, cols, block, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
+    }
+
+    /**
+     * Repacks the first {@code strips × ROWS} rows of a format with a weight scale (and minimum)
+     * per {@code scaleBlock} values inside each activation block (16 inside 32 for the k-quants'
+     * sub-blocks of 16; nibble and 5-bit levels need {@code scaleBlock == block}).
+     *
+     * @param scalesPerRow scales per row in {@code scales} and {@code mins} (at least ceil(cols / scaleBlock))
+     * @param mins the f32 term added per sub-block (value = scale × level + min), laid out as {@code scales}; or null
+     */
+    public Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
+                      Levels levels, float[] scales, float[] mins) {
+        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
     }
 
     /** As above, with the strips in arrays of at most {@code maxArrayBytes} (whole strips; tests use small ones). */
     Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales, long maxArrayBytes) {
-        this(strips, cols, block, bits, 0, levels, scales, null, maxArrayBytes);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, maxArrayBytes);
     }
 
-    private Int8Strips(int strips, int cols, int block, int bits, int levelBias, Levels levels, float[] scales,
-                       float[] mins, long maxArrayBytes) {
+    Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
+               Levels levels, float[] scales, float[] mins, long maxArrayBytes) {
         if (block < 32 || Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
+        }
+        if (scaleBlock < 16 || Integer.bitCount(scaleBlock) != 1 || scaleBlock > block) {
+            throw new IllegalArgumentException("scale block must be a power of two in [16, " + block + "], got " + scaleBlock);
+        }
+        if (bits < 8 && scaleBlock != block || bits == 5 && block != 32) {
+            throw new IllegalArgumentException(bits + "-bit levels need one scale per block of 32 (5 bits) or any block (4 bits)");
         }
         this.strips = strips;
         this.cols = cols;
         this.block = block;
         this.blocksPerRow = (cols + block - 1) / block;
-        this.nibbles = bits < 8;
+        this.nibbles = bits < 5;
+        this.fiveBits = bits == 5;
+        this.scaleBlock = scaleBlock;
+        this.subs = block / scaleBlock;
+        this.scalesPerRow = scalesPerRow;
         this.vectorCols = cols / block * block;
         this.levelBias = levelBias;
         this.hasMins = mins != null;
-        this.halfScales = halfScales(strips * ROWS, blocksPerRow, vectorCols / block, scales)
-                && (mins == null || halfScales(strips * ROWS, blocksPerRow, vectorCols / block, mins));
-        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : block);
-        this.minsAt = blockCodeBytes + ROWS * (halfScales ? 2 : 4);
-        this.blockStride = blockCodeBytes + ROWS * (halfScales ? 2 : 4) * (hasMins ? 2 : 1);
-        this.oddScales = HALF * (halfScales ? 2 : 4);
+        this.halfScales = halfScales(strips * ROWS, scalesPerRow, vectorCols / scaleBlock, scales)
+                && (mins == null || halfScales(strips * ROWS, scalesPerRow, vectorCols / scaleBlock, mins));
+        int scaleBytes = halfScales ? 2 : 4;
+        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : fiveBits ? 2 * FIVE_BIT_WORDS : block);
+        this.subScaleBytes = ROWS * scaleBytes;
+        this.minsAt = blockCodeBytes + subs * subScaleBytes;
+        this.blockStride = blockCodeBytes + subs * subScaleBytes * (hasMins ? 2 : 1);
+        this.oddScales = HALF * scaleBytes;
         this.stripBytes = (long) blockStride * (vectorCols / block);
         if (stripBytes > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("a strip of " + cols + " columns (" + stripBytes + " bytes) does not fit an array");
@@ -227,8 +271,9 @@ public final class Int8Strips {
             codes[i] = new byte[(int) (Math.min(stripsPerArray, strips - (long) i * stripsPerArray) * stripBytes)];
         }
         this.tail = new byte[strips * ROWS * (cols - vectorCols)];
-        this.tailScales = new float[vectorCols < cols ? strips * ROWS : 0];
-        this.tailMins = new float[vectorCols < cols && hasMins ? strips * ROWS : 0];
+        this.tailSubs = (cols - vectorCols + scaleBlock - 1) / scaleBlock;
+        this.tailScales = new float[strips * ROWS * tailSubs];
+        this.tailMins = new float[hasMins ? strips * ROWS * tailSubs : 0];
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
         java.util.stream.IntStream.range(0, strips).parallel().forEach(s -> pack(s, levels, scales, mins));
     }
@@ -238,10 +283,10 @@ public final class Int8Strips {
      * fp16-scaled formats), which the strips then keep in 2 bytes: a strip of q4_0 reads 18 bytes
      * per row and block, as the format does, instead of 20 with f32 scales.
      */
-    private static boolean halfScales(int rows, int blocksPerRow, int wholeBlocks, float[] scales) {
+    private static boolean halfScales(int rows, int scalesPerRow, int wholeScales, float[] scales) {
         for (int r = 0; r < rows; r++) {
-            for (int b = 0; b < wholeBlocks; b++) {
-                float v = scales[r * blocksPerRow + b];
+            for (int b = 0; b < wholeScales; b++) {
+                float v = scales[r * scalesPerRow + b];
                 short h = Float.floatToFloat16(v);
                 if (!Float.isFinite(v) || Float.floatToRawIntBits(Float.float16ToFloat(h)) != Float.floatToRawIntBits(v)) {
                     return false;
@@ -270,23 +315,42 @@ public final class Int8Strips {
                     }
                     int at = blockAt + (inBlock >>> 1) * ROWS + lane;
                     strip[at] = (byte) ((j & 1) == 0 ? stored + 8 : (strip[at] & 0x0F) | (stored + 8) << 4);
+                } else if (fiveBits) {
+                    int stored = level - levelBias + 16;
+                    if (stored < 0 || stored > 31) {
+                        throw new IllegalArgumentException("level " + level + " does not fit a 5-bit code");
+                    }
+                    int half = inBlock >>> 4;
+                    int m = inBlock & 15;
+                    int word = m < 15 ? 5 * half + m / 3 : 10;
+                    int shift = m < 15 ? 5 * (m % 3) : 5 * half;
+                    int at = blockAt + word * 2 * ROWS + 2 * lane;
+                    int lo = NATIVE_LITTLE ? at : at + 1;
+                    int hi = NATIVE_LITTLE ? at + 1 : at;
+                    int v = (strip[lo] & 0xFF | (strip[hi] & 0xFF) << 8) | stored << shift;
+                    strip[lo] = (byte) v;
+                    strip[hi] = (byte) (v >>> 8);
                 } else {
                     strip[blockAt + (inBlock >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
                 }
             }
+            int scaleBytes = halfScales ? 2 : 4;
             for (int b = 0; b < vectorCols / block; b++) {
-                putScale(strip, b * blockStride + blockCodeBytes + r * (halfScales ? 2 : 4), rowScales[row * blocksPerRow + b]);
-                if (hasMins) {
-                    putScale(strip, b * blockStride + minsAt + r * (halfScales ? 2 : 4), rowMins[row * blocksPerRow + b]);
+                for (int k = 0; k < subs; k++) {
+                    int at = b * blockStride + k * subScaleBytes + r * scaleBytes;
+                    putScale(strip, blockCodeBytes + at, rowScales[row * scalesPerRow + b * subs + k]);
+                    if (hasMins) {
+                        putScale(strip, minsAt + at, rowMins[row * scalesPerRow + b * subs + k]);
+                    }
                 }
             }
             for (int j = vectorCols; j < cols; j++) {
                 tail[row * tailCols + j - vectorCols] = (byte) (int) rowLevels[j];
             }
-            if (vectorCols < cols) {
-                tailScales[s * ROWS + r] = rowScales[row * blocksPerRow + blocksPerRow - 1];
+            for (int k = 0; k < tailSubs; k++) {
+                tailScales[(s * ROWS + r) * tailSubs + k] = rowScales[row * scalesPerRow + vectorCols / scaleBlock + k];
                 if (hasMins) {
-                    tailMins[s * ROWS + r] = rowMins[row * blocksPerRow + blocksPerRow - 1];
+                    tailMins[(s * ROWS + r) * tailSubs + k] = rowMins[row * scalesPerRow + vectorCols / scaleBlock + k];
                 }
             }
         }
@@ -333,6 +397,11 @@ public final class Int8Strips {
         return strips;
     }
 
+    /** Bytes one product over {@code rows} rows reads: the strips, and {@code rowBytes} for each row after the last strip. */
+    public long bytesWithRest(int rows, long rowBytes) {
+        return byteSize() + (rows - (long) strips * ROWS) * rowBytes;
+    }
+
     /** Bytes the repacked codes and scales occupy. */
     public long byteSize() {
         return strips * stripBytes + tail.length + 4L * (tailScales.length + tailMins.length);
@@ -347,6 +416,9 @@ public final class Int8Strips {
         final short[] corr;  // [tokens][cols / 32]
         /** Each 32-column chunk's code sum. */
         final int[] sums;    // [tokens][cols / 32]
+        /** Each 16-column chunk's code sum, and 16 × it (the 5-bit codes' correction). */
+        final int[] sums16;  // [tokens][cols / 16]
+        final short[] corr16; // [tokens][cols / 16]
         /** Each code as a 16-bit value twice over, so one 32-bit broadcast load fills the short lanes with it. */
         final int[] pairs;   // [tokens][cols]
 
@@ -356,30 +428,38 @@ public final class Int8Strips {
             int chunks = cols / 32;
             byte[] q = a.codes();
             this.pairs = new int[q.length];
+            int halves = cols / 16;
             this.corr = new short[a.tokens() * chunks];
             this.sums = new int[a.tokens() * chunks];
+            this.sums16 = new int[a.tokens() * halves];
+            this.corr16 = new short[a.tokens() * halves];
             // Made by the calling thread while the pool's workers wait: vectors of codes widened
-            // to ints, each 32-column chunk's sum from them (integer sums: any order is exact).
+            // to ints, each 16-column chunk's sum from them (integer sums: any order is exact).
             for (int t = 0; t < a.tokens(); t++) {
                 int row = t * cols;
-                for (int c = 0; c < chunks; c++) {
+                for (int c = 0; c < halves; c++) {
                     int sum = 0;
                     if (Lanes.SUPPORTED) {
-                        for (int j = row + c * 32; j < row + c * 32 + 32; j += Lanes.COUNT) {
+                        for (int j = row + c * 16; j < row + c * 16 + 16; j += Lanes.COUNT) {
                             IntVector v = (IntVector) ByteVector.fromArray(Lanes.BYTES, q, j).castShape(INTS, 0);
                             v.and(0xFFFF).or(v.lanewise(VectorOperators.LSHL, 16)).intoArray(pairs, j);
                             sum += v.reduceLanes(VectorOperators.ADD);
                         }
                     } else {
-                        for (int j = row + c * 32; j < row + c * 32 + 32; j++) {
+                        for (int j = row + c * 16; j < row + c * 16 + 16; j++) {
                             pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
                             sum += q[j];
                         }
                     }
+                    sums16[t * halves + c] = sum;
+                    corr16[t * halves + c] = (short) (16 * sum);
+                }
+                for (int c = 0; c < chunks; c++) {
+                    int sum = sums16[t * halves + 2 * c] + sums16[t * halves + 2 * c + 1];
                     corr[t * chunks + c] = (short) (8 * sum);
                     sums[t * chunks + c] = sum;
                 }
-                for (int j = row + chunks * 32; j < row + cols; j++) {
+                for (int j = row + halves * 16; j < row + cols; j++) {
                     pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
                 }
             }
@@ -421,6 +501,8 @@ public final class Int8Strips {
                 for (int s = first; s < last; s++) {
                     if (nibbles) {
                         stripNibbles(s, x, t, out);
+                    } else if (fiveBits) {
+                        stripFiveBits(s, x, t, out);
                     } else {
                         stripBytes(s, x, t, out);
                     }
@@ -592,16 +674,93 @@ public final class Int8Strips {
                 i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
                 p += 2 * ROWS;
                 w += 2;
+                if (((k + 2) & (scaleBlock - 1)) == 0) {
+                    // The end of a scale sub-block: its exact sum times (weight scale × activation scale).
+                    int sub = k / scaleBlock;
+                    int csum = levelBias != 0 || hasMins ? codeSum(x, t, b * block + sub * scaleBlock) : 0;
+                    if (levelBias != 0) {
+                        i0 = i0.add(levelBias * csum);
+                        i1 = i1.add(levelBias * csum);
+                    }
+                    FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+                    int at = blockAt + blockCodeBytes + sub * subScaleBytes;
+                    acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+                    acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+                    if (hasMins) {
+                        FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                        int m = blockAt + minsAt + sub * subScaleBytes;
+                        acc0 = acc0.add(scales(c, m).mul(am));
+                        acc1 = acc1.add(scales(c, m + oddScales).mul(am));
+                    }
+                    i0 = IntVector.zero(INTS);
+                    i1 = i0;
+                }
             }
-            int csum = levelBias != 0 || hasMins ? blockSum(x, t, b) : 0;
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, HALF);
+    }
+
+    /**
+     * 5-bit levels (q5_0, q5_1, q5_k), stored as codes c = level − levelBias + 16 in 0..31, three
+     * to a 16-bit word ({@link #FIVE_BIT_WORDS} words per row and block: 5.5 bits per weight, as
+     * the formats store them), so a load gives each row's word in its lane and a shift and a mask
+     * give a code, with no widening. Per 16 columns the wrapping 16-bit sum of c × a less
+     * 16 × Σ a is exact (|Σ (c − 16) a| ≤ 16 × 127 × 16 = 32512; 17 columns could overflow): so
+     * two sums per block, columns 0..15 and 16..31, each sign-extended into the 32-bit sums.
+     */
+    private void stripFiveBits(int s, Activations x, int t, float[] out) {
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
+        int blocks = vectorCols >>> 5;
+        int[] q = x.pairs;
+        int row = t * cols;
+        int chunks = t * (cols >>> 5);
+        int halves = t * (cols >>> 4);
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        ShortVector mask = ShortVector.broadcast(SHORTS, (short) 31);
+        for (int b = 0; b < blocks; b++) {
+            int blockAt = base + b * blockStride;
+            int p = blockAt;
+            int w = row + b * 32;
+            ShortVector lowCols = ShortVector.zero(SHORTS);
+            ShortVector highCols = lowCols;
+            for (int k = 0; k < 5; k++) {
+                ShortVector u = ByteVector.fromArray(WORD_BYTES, c, p).reinterpretAsShorts();
+                ShortVector v = ByteVector.fromArray(WORD_BYTES, c, p + 10 * ROWS).reinterpretAsShorts();
+                // A word's three products summed first: one add per word on each running sum.
+                lowCols = lowCols.add(u.and(mask).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts())
+                        .add(u.lanewise(VectorOperators.LSHR, 5).and(mask).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()))
+                        .add(u.lanewise(VectorOperators.LSHR, 10).mul(IntVector.broadcast(INTS, q[w + 2]).reinterpretAsShorts())));
+                highCols = highCols.add(v.and(mask).mul(IntVector.broadcast(INTS, q[w + 16]).reinterpretAsShorts())
+                        .add(v.lanewise(VectorOperators.LSHR, 5).and(mask).mul(IntVector.broadcast(INTS, q[w + 17]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 10).mul(IntVector.broadcast(INTS, q[w + 18]).reinterpretAsShorts())));
+                p += 2 * ROWS;
+                w += 3;
+            }
+            ShortVector last = ByteVector.fromArray(WORD_BYTES, c, blockAt + 20 * ROWS).reinterpretAsShorts();
+            w = row + b * 32;
+            lowCols = lowCols.add(last.and(mask).mul(IntVector.broadcast(INTS, q[w + 15]).reinterpretAsShorts()))
+                    .sub(x.corr16[halves + 2 * b]);
+            highCols = highCols.add(last.lanewise(VectorOperators.LSHR, 5).mul(IntVector.broadcast(INTS, q[w + 31]).reinterpretAsShorts()))
+                    .sub(x.corr16[halves + 2 * b + 1]);
+            IntVector lowPairs = lowCols.reinterpretAsInts();
+            IntVector highPairs = highCols.reinterpretAsInts();
+            IntVector even = lowPairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)
+                    .add(highPairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+            IntVector odd = lowPairs.lanewise(VectorOperators.ASHR, 16).add(highPairs.lanewise(VectorOperators.ASHR, 16));
+            int csum = levelBias != 0 || hasMins ? x.sums[chunks + b] : 0;
             if (levelBias != 0) {
-                i0 = i0.add(levelBias * csum);
-                i1 = i1.add(levelBias * csum);
+                even = even.add(levelBias * csum);
+                odd = odd.add(levelBias * csum);
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
-            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
                 acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
@@ -610,6 +769,16 @@ public final class Int8Strips {
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
+    }
+
+    /** Σ activation codes of token t's columns [col, col + scaleBlock) (whole blocks only), from the 16-column chunk sums. */
+    private int codeSum(Activations x, int t, int col) {
+        int halves = cols / 16;
+        int sum = 0;
+        for (int k = col / 16; k < (col + scaleBlock) / 16; k++) {
+            sum += x.sums16[t * halves + k];
+        }
+        return sum;
     }
 
     /** Σ activation codes of token t's block b (whole blocks only), from the 32-column chunk sums. */
@@ -631,19 +800,24 @@ public final class Int8Strips {
         int b = blocksPerRow - 1;
         byte[] q = a.codes();
         float da = a.scales()[t * blocksPerRow + b];
-        int csum = 0;
-        for (int j = 0; j < tailCols; j++) {
-            csum += q[t * cols + vectorCols + j];
-        }
-        for (int lane = 0; lane < ROWS; lane++) {
-            int row = s * ROWS + lane;
-            int isum = 0;
-            for (int j = 0; j < tailCols; j++) {
-                isum += tail[row * tailCols + j] * q[t * cols + vectorCols + j];
+        for (int k = 0; k < tailSubs; k++) {
+            int from = k * scaleBlock;
+            int to = Math.min(tailCols, from + scaleBlock);
+            int csum = 0;
+            for (int j = from; j < to; j++) {
+                csum += q[t * cols + vectorCols + j];
             }
-            out[lane] += isum * (tailScales[s * ROWS + lane] * da);
-            if (hasMins) {
-                out[lane] += tailMins[s * ROWS + lane] * (da * csum);
+            for (int lane = 0; lane < ROWS; lane++) {
+                int row = s * ROWS + lane;
+                int isum = 0;
+                for (int j = from; j < to; j++) {
+                    isum += tail[row * tailCols + j] * q[t * cols + vectorCols + j];
+                }
+                int at = (s * ROWS + lane) * tailSubs + k;
+                out[lane] += isum * (tailScales[at] * da);
+                if (hasMins) {
+                    out[lane] += tailMins[at] * (da * csum);
+                }
             }
         }
     }

@@ -20,11 +20,16 @@ import qlab.quant.PackedWeights;
  * per lane; lanes are summed in index order and the values past the last whole chunk are added
  * by scalar code. The batched kernels run the same operations per token.
  *
- * <p>int8-activation kernels (activations in blocks of {@link #ACTIVATION_BLOCK}): per 16 values
- * the exact integer sums Σ level × code and Σ code, then, sub-block after sub-block, in double,
- * y += (Σ level·code × scale − Σ code × min) × activation scale; y is rounded to float once.
- * The vector kernel forms the integer sums with int lanes and does the other steps in the same
- * order as the scalar reference, so every int8 kernel gives the reference's bits.
+ * <p>int8-activation kernels (activations in blocks of {@link #ACTIVATION_BLOCK}): per scale
+ * sub-block (16 or 32 values) the exact integer sums Σ level × code and Σ code, then, sub-block
+ * after sub-block, in float, y += Σ level·code × (scale × activation scale), and for the formats
+ * with mins y −= min × (activation scale × Σ code): the fold of {@link BlockCodeWeights}, so
+ * {@link #dotInt8Rows} runs the same {@link Int8Strips} (rows in the lanes of a repacked copy:
+ * nibbles for q4_k, 5-bit codes for q5_k, bytes with a scale per 16 values for the others),
+ * which give the reference's bits. The single-row vector kernel forms the integer sums with int
+ * lanes and does the float steps in the reference's order. Measured reason for the strips: the
+ * row-at-a-time kernel (a lane reduction and double arithmetic per 16 values) decoded Q4_K_M
+ * with int8 activations at about half its f32-activation speed.
  */
 public abstract sealed class SubBlockWeights extends PackedWeights {
     private static final int SUB = 16;
@@ -34,9 +39,13 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     /** Values per row the scales cover (cols padded to the format's block). */
     final int stride;
     private final int subShift;
+    /** Values per scale: 16 or 32. */
+    private final int sub;
     private final float[] scales;  // [rows, stride >> subShift]
     private final float[] mins;    // [rows, stride >> subShift], or null: every min 0
     private final int vectorEnd;
+    /** The whole strips repacked for {@link #dotInt8Rows}; built by {@link #prepareInt8Rows}. */
+    private volatile Int8Strips strips;
 
     /**
      * @param stride values per row the scales cover (cols padded to the format's block)
@@ -54,6 +63,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         }
         this.stride = stride;
         this.subShift = Integer.numberOfTrailingZeros(sub);
+        this.sub = sub;
         this.scales = scales;
         this.mins = mins;
         this.vectorEnd = cols & -Lanes.COUNT;
@@ -108,6 +118,16 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
 
     /** Levels of values j .. j + {@link Lanes#COUNT} − 1 of a row (j a multiple of the lane count), one per byte lane. */
     abstract ByteVector chunk(int row, int j);
+
+    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 5 or 4 (see {@link Int8Strips}). */
+    int int8StripBits() {
+        return 8;
+    }
+
+    /** What the strips take off the levels so they fit their codes (16 for 0..31, 8 for 0..15). */
+    int int8LevelBias() {
+        return 0;
+    }
 
     /** Levels as bytes, copied at pack time. */
     static final class Copied extends SubBlockWeights {
@@ -187,6 +207,16 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         ByteVector chunk(int row, int j) {
             return nibbles(data, byteOf(row, j), (j & 32) != 0);
         }
+
+        @Override
+        int int8StripBits() {
+            return 4;
+        }
+
+        @Override
+        int int8LevelBias() {
+            return 8;
+        }
     }
 
     /** The low nibble (value j & 32 == 0) or the high nibble of the bytes at {@code at}, one per lane. */
@@ -226,6 +256,16 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
             ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 16 + (i & 31), java.nio.ByteOrder.LITTLE_ENDIAN)
                     .lanewise(VectorOperators.LSHR, i >>> 5).and((byte) 1).lanewise(VectorOperators.LSHL, 4);
             return low.or(high);
+        }
+
+        @Override
+        int int8StripBits() {
+            return 5;
+        }
+
+        @Override
+        int int8LevelBias() {
+            return 16;
         }
     }
 
@@ -397,29 +437,29 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         checkActivations(a);
         byte[] codes = a.codes();
         int xc = token * cols;
-        double sum = 0;
-        for (int j0 = 0; j0 < cols; j0 += SUB) {
+        float sum = 0;
+        for (int j0 = 0; j0 < cols; j0 += sub) {
             int isum = 0;
             int csum = 0;
-            for (int j = j0, end = Math.min(cols, j0 + SUB); j < end; j++) {
+            for (int j = j0, end = Math.min(cols, j0 + sub); j < end; j++) {
                 isum += level(row, j) * codes[xc + j];
                 csum += codes[xc + j];
             }
             sum = step(sum, row, a, token, j0, isum, csum);
         }
-        return (float) sum;
+        return sum;
     }
 
     /**
-     * One sub-block's floating-point steps, the same in every int8 kernel: sum += (Σ level·code ×
-     * scale − Σ code × min) × activation scale, in double. Both products are exact in double (a
-     * 24-bit significand times an integer below 2^17), so the difference, where the min cancels
-     * most of the scaled levels, loses nothing a float product would.
+     * One sub-block's floating-point steps, the same in every int8 kernel and in {@link
+     * Int8Strips}: sum += Σ level·code × (scale × activation scale), then, with mins, sum −= min ×
+     * (activation scale × Σ code).
      */
-    private double step(double sum, int row, Int8Activations a, int token, int j0, int isum, int csum) {
+    private float step(float sum, int row, Int8Activations a, int token, int j0, int isum, int csum) {
         int s = scaleIndex(row, j0);
-        double as = a.scales()[token * a.blocksPerRow() + j0 / ACTIVATION_BLOCK];
-        return sum + ((double) isum * scales[s] - (double) csum * min(s)) * as;
+        float as = a.scales()[token * a.blocksPerRow() + j0 / ACTIVATION_BLOCK];
+        sum += isum * (scales[s] * as);
+        return mins == null ? sum : sum - mins[s] * (as * csum);
     }
 
     @Override
@@ -428,41 +468,41 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         return dotInt8Vector(row, a, token, codeSums(a, token));
     }
 
-    /** Σ code of every 16 activation codes of a token (the last sub-block may be partial). */
+    /** Σ code of every sub-block of a token's activation codes (the last one may be partial). */
     private int[] codeSums(Int8Activations a, int token) {
         byte[] codes = a.codes();
         int xc = token * cols;
-        int[] sums = new int[(cols + SUB - 1) / SUB];
+        int[] sums = new int[(cols + sub - 1) / sub];
         for (int j = 0; j < cols; j++) {
-            sums[j / SUB] += codes[xc + j];
+            sums[j >> subShift] += codes[xc + j];
         }
         return sums;
     }
 
-    /** {@link #dotInt8Vector} with the token's code sums per 16 values given. */
+    /** {@link #dotInt8Vector} with the token's code sums per sub-block given. */
     private float dotInt8Vector(int row, Int8Activations a, int token, int[] codeSums) {
         byte[] codes = a.codes();
         int xc = token * cols;
-        int wholeSubBlocks = cols & -SUB;
-        double sum = 0;
+        int wholeSubBlocks = cols & -sub;
+        float sum = 0;
         int j0 = 0;
-        for (; j0 < wholeSubBlocks; j0 += SUB) {
+        for (; j0 < wholeSubBlocks; j0 += sub) {
             IntVector products = IntVector.zero(Lanes.INTS);
-            for (int j = j0; j < j0 + SUB; j += Lanes.COUNT) {
+            for (int j = j0; j < j0 + sub; j += Lanes.COUNT) {
                 IntVector q = (IntVector) ByteVector.fromArray(Lanes.BYTES, codes, xc + j).castShape(Lanes.INTS, 0);
                 IntVector l = (IntVector) chunk(row, j).castShape(Lanes.INTS, 0);
                 products = l.mul(q).add(products);
             }
-            sum = step(sum, row, a, token, j0, products.reduceLanes(VectorOperators.ADD), codeSums[j0 / SUB]);
+            sum = step(sum, row, a, token, j0, products.reduceLanes(VectorOperators.ADD), codeSums[j0 >> subShift]);
         }
         if (j0 < cols) {
             int isum = 0;
             for (int j = j0; j < cols; j++) {
                 isum += level(row, j) * codes[xc + j];
             }
-            sum = step(sum, row, a, token, j0, isum, codeSums[j0 / SUB]);
+            sum = step(sum, row, a, token, j0, isum, codeSums[j0 >> subShift]);
         }
-        return (float) sum;
+        return sum;
     }
 
     @Override
@@ -472,9 +512,47 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         }
     }
 
+    @Override
+    public void prepareInt8Rows() {
+        if (BlockCodeWeights.repacksInt8Rows(rows) && strips == null) {
+            synchronized (this) {
+                if (strips == null) {
+                    float[] negatedMins = null;
+                    if (mins != null) {
+                        negatedMins = new float[mins.length];
+                        for (int i = 0; i < mins.length; i++) {
+                            negatedMins[i] = -mins[i];
+                        }
+                    }
+                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, ACTIVATION_BLOCK, sub, stride >> subShift,
+                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins);
+                }
+            }
+        }
+    }
+
+    private void levelsOfRow(int row, float[] dst) {
+        for (int j = 0; j < cols; j++) {
+            dst[j] = level(row, j);
+        }
+    }
+
+    @Override
+    public long int8KernelBytes() {
+        Int8Strips st = strips;
+        return st == null ? kernelBytes() : st.bytesWithRest(rows, kernelBytes() / rows);
+    }
+
+    /** Rows the int8 row kernel takes from {@link Int8Strips}; 0 before {@link #prepareInt8Rows}. */
+    public int int8StripRows() {
+        Int8Strips st = strips;
+        return st == null ? 0 : st.strips() * Int8Strips.ROWS;
+    }
+
     /**
-     * Every row and token by {@link #dotInt8Vector}, the tokens' code sums computed once per call:
-     * the reference's bits (integer sums are exact in any order).
+     * Every whole strip of {@link Int8Strips#ROWS} rows through {@link Int8Strips}, the rows after
+     * the last strip by {@link #dotInt8Vector} (the tokens' code sums computed once per call): the
+     * reference's bits either way.
      */
     @Override
     public void dotInt8Rows(int rowStart, int rowEnd, Int8Strips.Activations x, float[] y, int yOffset, int yStride) {
@@ -484,11 +562,19 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
             super.dotInt8Rows(rowStart, rowEnd, x, y, yOffset, yStride);
             return;
         }
+        Int8Strips st = strips;
+        int inStrips = st == null ? rowStart : Math.max(rowStart, Math.min(rowEnd, st.strips() * Int8Strips.ROWS));
+        if (rowStart < inStrips) {
+            st.rows(rowStart, inStrips, x, y, yOffset, yStride);
+        }
+        if (inStrips == rowEnd) {
+            return;
+        }
         int[][] codeSums = new int[a.tokens()][];
         for (int t = 0; t < a.tokens(); t++) {
             codeSums[t] = codeSums(a, t);
         }
-        for (int r = rowStart; r < rowEnd; r++) {
+        for (int r = inStrips; r < rowEnd; r++) {
             for (int t = 0; t < a.tokens(); t++) {
                 y[yOffset + r + t * yStride] = dotInt8Vector(r, a, t, codeSums[t]);
             }

@@ -20,7 +20,8 @@ class Int8StripsTest {
     @ParameterizedTest(name = "{0} cols, block {1}, {2}-bit levels, f32 scale: {3}")
     @CsvSource({
         "96, 32, 4, false", "96, 32, 4, true", "100, 32, 4, false", "256, 64, 4, false", "256, 128, 4, true",
-        "96, 32, 8, false", "100, 32, 8, true", "256, 128, 8, false", "96, 32, 2, false"})
+        "96, 32, 8, false", "100, 32, 8, true", "256, 128, 8, false", "96, 32, 2, false", "96, 32, 5, false",
+        "112, 32, 5, true", "33, 32, 5, false"})
     void everyRowIsItsScalarFoldWithHalfOrFloatScales(int cols, int block, int bits, boolean oneF32Scale) {
         int strips = 3;
         int rows = strips * Int8Strips.ROWS;
@@ -62,7 +63,8 @@ class Int8StripsTest {
         int blocksPerRow = (cols + block - 1) / block;
 
         int wholeBlocks = cols / block;
-        long codeBytes = (long) rows * wholeBlocks * block / (bits == 8 ? 1 : 2);
+        long codeBytes = bits == 5 ? (long) rows * wholeBlocks * 2 * Int8Strips.FIVE_BIT_WORDS
+                : (long) rows * wholeBlocks * block / (bits == 8 ? 1 : 2);
         long scaleBytes = (long) rows * wholeBlocks * (oneF32Scale ? 4 : 2);
         long tailBytes = cols % block == 0 ? 0 : (long) rows * (cols % block) + 4L * rows;
         assertEquals(codeBytes + scaleBytes + tailBytes, st.byteSize(), "strip bytes");
@@ -84,6 +86,71 @@ class Int8StripsTest {
                 assertEquals(Float.floatToRawIntBits(sum), Float.floatToRawIntBits(y[1 + row + t * (rows + 1)]),
                         "row " + row + ", token " + t + ", arrays of " + maxArrayBytes + " bytes at most: " + sum
                                 + " vs " + y[1 + row + t * (rows + 1)]);
+            }
+        }
+    }
+
+    /**
+     * A scale and a min per 16 values inside 32-value activation blocks (the k-quants' sub-blocks),
+     * and 5-bit or nibble codes with a scale and a min per 32 (q5_k, q4_k: levels 0..31 and 0..15,
+     * taken off by the level bias): every row bitwise the scalar fold over the sub-blocks in order,
+     * sum += isum × (scale × activation scale), then sum += min × (activation scale × Σ codes),
+     * partial last sub-blocks included.
+     */
+    @ParameterizedTest(name = "{0} cols, scale per {1}, {2}-bit levels 0..{3}")
+    @CsvSource({"96, 16, 8, 63", "100, 16, 8, 63", "120, 16, 8, 63", "96, 32, 5, 31", "100, 32, 5, 31",
+        "96, 32, 4, 15", "127, 32, 4, 15"})
+    void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int maxLevel) {
+        int strips = 2;
+        int rows = strips * Int8Strips.ROWS;
+        int scalesPerRow = (cols + 255) / 256 * 256 / scaleBlock; // as the k-quants' padded rows
+        SplittableRandom r = new SplittableRandom(cols * 13L + scaleBlock + bits);
+        int[] levels = new int[rows * cols];
+        int bias = bits == 8 ? 32 : 0; // q6_k's levels are −32..31
+        for (int i = 0; i < levels.length; i++) {
+            levels[i] = r.nextInt(maxLevel + 1) - bias;
+        }
+        for (int j = 0; j < cols; j++) {
+            levels[5 * cols + j] = maxLevel - bias; // a row at the grid's top
+            levels[6 * cols + j] = -bias;           // and one at its bottom
+        }
+        float[] scales = new float[rows * scalesPerRow];
+        float[] mins = new float[rows * scalesPerRow];
+        for (int i = 0; i < scales.length; i++) {
+            scales[i] = (float) r.nextDouble(0, 0.01);
+            mins[i] = (float) -r.nextDouble(0, 0.2);
+        }
+        float[] x = new float[3 * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) r.nextGaussian() * (i % 17 == 0 ? 40 : 1);
+        }
+        java.util.Arrays.fill(x, 0, cols, -2f); // every code −127
+        Int8Activations a = Int8Activations.quantize(x, 0, cols, 3, 32);
+        int levelBias = bits == 5 ? 16 : bits == 4 ? 8 : 0;
+        Int8Strips st = new Int8Strips(strips, cols, 32, scaleBlock, scalesPerRow, bits, levelBias, (row, dst) -> {
+            for (int j = 0; j < cols; j++) {
+                dst[j] = levels[row * cols + j];
+            }
+        }, scales, mins, 1);
+        float[] y = new float[3 * rows];
+        st.rows(0, rows, new Int8Strips.Activations(a), y, 0, rows);
+        byte[] q = a.codes();
+        for (int t = 0; t < 3; t++) {
+            for (int row = 0; row < rows; row++) {
+                float sum = 0;
+                for (int j0 = 0; j0 < cols; j0 += scaleBlock) {
+                    int isum = 0;
+                    int csum = 0;
+                    for (int j = j0; j < Math.min(cols, j0 + scaleBlock); j++) {
+                        isum += levels[row * cols + j] * q[t * cols + j];
+                        csum += q[t * cols + j];
+                    }
+                    float da = a.scales()[t * a.blocksPerRow() + j0 / 32];
+                    sum += isum * (scales[row * scalesPerRow + j0 / scaleBlock] * da);
+                    sum += mins[row * scalesPerRow + j0 / scaleBlock] * (da * csum);
+                }
+                assertEquals(Float.floatToRawIntBits(sum), Float.floatToRawIntBits(y[row + t * rows]),
+                        "row " + row + ", token " + t + ": " + sum + " vs " + y[row + t * rows]);
             }
         }
     }
