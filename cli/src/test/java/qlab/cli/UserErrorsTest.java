@@ -90,4 +90,20 @@ class UserErrorsTest {
         assertFalse(err.contains("WARNING: Using incubator modules"), err);
         assertTrue(err.startsWith("Error: Could not find or load main class NoSuchMainClass"), err);
     }
+
+    /** The launcher bounds kl's heap (its peak memory, docs/measure.md#memory) and no other command's. */
+    @Test
+    void theLauncherBoundsTheHeapOfKlOnly() throws Exception {
+        Path launcher = Path.of(System.getProperty("qlab.home"), "qlab");
+        String script = "L=$1; shift\n"
+                + "source <(sed -n '/^HEAP=(/p;/= \"kl\" ] && HEAP=/p' \"$L\")\n"
+                + "printf '%s' \"${HEAP[*]}\"\n";
+        for (String[] c : new String[][] {{"kl", "-Xmx2g"}, {"ppl", "-XX:MaxRAMPercentage=75"}}) {
+            Process p = new ProcessBuilder("bash", "-c", script, "qlab-test", launcher.toString(), c[0], "--help").start();
+            String out = new String(p.getInputStream().readAllBytes());
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, p.exitValue());
+            assertEquals(c[1], out, c[0]);
+        }
+    }
 }
