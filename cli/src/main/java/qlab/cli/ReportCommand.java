@@ -56,7 +56,8 @@ public final class ReportCommand implements Callable<Integer> {
         String command = "./qlab " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
         // A sensitivity sweep's single-group rows are in its table, not among the configs reported.
         java.util.Set<String> probes = qlab.pipeline.sensitivity.SensitivityTable.probeIds(paths);
-        String generated = MarkdownReport.render(rows.stream().filter(r -> !probes.contains(r.configId())).toList(), command);
+        String generated = MarkdownReport.render(rows.stream().filter(r -> !probes.contains(r.configId())).toList(), command,
+                qlab.pipeline.sensitivity.AllocatedMixes.find(paths));
         if (into == null) {
             spec.commandLine().getOut().print(generated);
             spec.commandLine().getOut().flush();

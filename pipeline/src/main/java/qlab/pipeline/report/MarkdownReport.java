@@ -16,6 +16,7 @@ import java.util.TreeSet;
 import java.util.function.Function;
 import qlab.pipeline.pareto.ResultHistory;
 import qlab.pipeline.results.ResultRow;
+import qlab.pipeline.sensitivity.AllocatedMixes;
 
 /**
  * A results directory as Markdown: the command that made it, the machine and code the rows were
@@ -43,6 +44,14 @@ public final class MarkdownReport {
      * @param command the command line that generated it, written above the tables
      */
     public static String render(List<ResultRow> allRows, String command) {
+        return render(allRows, command, new AllocatedMixes(List.of()));
+    }
+
+    /**
+     * The generated Markdown, with a section on the mixes {@code qlab allocate} chose when there are
+     * any: predicted vs measured KL, and the config each has to beat.
+     */
+    public static String render(List<ResultRow> allRows, String command, AllocatedMixes allocated) {
         List<ResultRow> rows = new ArrayList<>(ResultHistory.latest(allRows).stream().filter(ResultRow::ok).toList());
         rows.sort(Comparator.comparing((ResultRow r) -> r.bitsPerWeight() == null ? 0 : -r.bitsPerWeight())
                 .thenComparing(MarkdownReport::config).thenComparing(ResultRow::activations)
@@ -58,6 +67,7 @@ public final class MarkdownReport {
         speed(md, rows);
         batch(md, rows);
         quality(md, rows);
+        allocated(md, rows, allocated);
         return md.toString();
     }
 
@@ -158,6 +168,41 @@ public final class MarkdownReport {
                     .append(" | ").append(pm("%.5f", r.klMean(), r.klSe()))
                     .append(" | ").append(num("%.4f", r.klP99()))
                     .append(" | ").append(r.top1Agree() == null ? "—" : fmt("%.1f%%", 100 * r.top1Agree())).append(" |\n");
+        }
+        md.append('\n');
+    }
+
+    /**
+     * The allocated mixes: predicted KL (the reference's plus the groups' single-group increases),
+     * measured KL, their ratio, and the lowest KL measured among the configs that are not allocated
+     * mixes and have no more bits per weight; then each plan.
+     */
+    private static void allocated(StringBuilder md, List<ResultRow> rows, AllocatedMixes allocated) {
+        if (allocated.mixes().isEmpty()) {
+            return;
+        }
+        md.append("### Allocated mixes: predicted and measured KL\n\n");
+        md.append("| budget | bits/weight | predicted KL | measured KL ± se | measured / predicted "
+                + "| lowest KL of no more bits/weight, not allocated (bits/weight, KL ± se) | mix lower |\n");
+        md.append("|---|--:|--:|--:|--:|---|---|\n");
+        for (AllocatedMixes.Mix m : allocated.mixes()) {
+            ResultRow measured = allocated.measured(m, rows).orElse(null);
+            md.append("| ").append(m.budget()).append(" | ").append(fmt("%.3f", m.bitsPerWeight()))
+                    .append(" | ").append(fmt("%.5f", m.predictedKl())).append(" | ");
+            if (measured == null) {
+                md.append("not measured | — | — | — |\n");
+                continue;
+            }
+            ResultRow rival = allocated.bestRival(measured, rows).orElse(null);
+            md.append(pm("%.5f", measured.klMean(), measured.klSe())).append(" | ")
+                    .append(m.predictedKl() > 0 ? fmt("%.2f", measured.klMean() / m.predictedKl()) : "—").append(" | ")
+                    .append(rival == null ? "none measured" : "`" + config(rival) + "` (" + fmt("%.3f", rival.bitsPerWeight())
+                            + ", " + pm("%.5f", rival.klMean(), rival.klSe()) + ")")
+                    .append(" | ").append(rival == null ? "—" : measured.klMean() < rival.klMean() ? "yes" : "no").append(" |\n");
+        }
+        md.append("\nPlans:\n\n");
+        for (AllocatedMixes.Mix m : allocated.mixes()) {
+            md.append("- ").append(m.budget()).append(": `").append(m.plan()).append("`\n");
         }
         md.append('\n');
     }

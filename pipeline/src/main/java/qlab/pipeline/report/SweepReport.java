@@ -142,20 +142,20 @@ public final class SweepReport {
         }
         h.append("<h2>Allocated mixes: predicted vs measured KL</h2>\n<table id=\"allocated\"><tr><th class=\"t\">budget</th>")
                 .append("<th>bits/w</th><th>predicted KL</th><th>measured KL ± se</th><th>measured / predicted</th>")
-                .append("<th>decode tok/s</th><th class=\"t\">plan</th></tr>\n");
+                .append("<th>decode tok/s</th><th class=\"t\">lowest KL of no more bits/w, not allocated</th>")
+                .append("<th class=\"t\">plan</th></tr>\n");
         for (AllocatedMixes.Mix m : allocated.mixes()) {
-            ResultRow measured = rows.stream().filter(r -> r.ok() && r.klMean() != null && allocated.of(r).equals(java.util.Optional.of(m)))
-                    .max(java.util.Comparator.comparingDouble(r -> r.decodeTpsMedian() == null ? -1 : r.decodeTpsMedian()))
-                    .orElse(null);
+            ResultRow measured = allocated.measured(m, rows).orElse(null);
             h.append("<tr><td class=\"t\">").append(esc(m.budget())).append("</td>")
                     .append(td(m.bitsPerWeight(), "%.3f")).append(td(m.predictedKl(), "%.6f"));
             if (measured == null) {
-                h.append("<td>not measured yet</td><td></td><td></td>");
+                h.append("<td>not measured yet</td><td></td><td></td><td></td>");
             } else {
                 h.append("<td>").append(String.format(Locale.ROOT, "%.6f", measured.klMean()))
                         .append(measured.klSe() == null ? "" : String.format(Locale.ROOT, " ± %.6f", measured.klSe()))
                         .append("</td>").append(td(m.predictedKl() > 0 ? measured.klMean() / m.predictedKl() : null, "%.2f"))
-                        .append(td(measured.decodeTpsMedian(), "%.1f"));
+                        .append(td(measured.decodeTpsMedian(), "%.1f"))
+                        .append("<td class=\"t\">").append(esc(rival(allocated, measured, rows))).append("</td>");
             }
             h.append("<td class=\"t\">").append(esc(m.plan())).append("</td></tr>\n");
         }
@@ -169,6 +169,15 @@ public final class SweepReport {
                     .forEach(e -> h.append("; ").append(esc(e.getKey().id())).append(" → ").append(esc(e.getValue().toString())));
             h.append("</p>\n");
         }
+    }
+
+    /** The config a measured mix is compared with, its bits per weight and KL, and whether the mix is lower. */
+    static String rival(AllocatedMixes allocated, ResultRow measured, List<ResultRow> rows) {
+        return allocated.bestRival(measured, rows).map(r -> String.format(Locale.ROOT, "%s: %.3f, %.6f%s (mix %s)",
+                        MarkdownReport.config(r), r.bitsPerWeight(), r.klMean(),
+                        r.klSe() == null ? "" : String.format(Locale.ROOT, " ± %.6f", r.klSe()),
+                        measured.klMean() < r.klMean() ? "lower" : "not lower"))
+                .orElse("none measured");
     }
 
     private static String td(Double v, String format) {

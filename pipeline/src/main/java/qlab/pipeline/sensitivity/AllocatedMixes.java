@@ -95,6 +95,28 @@ public record AllocatedMixes(List<Mix> mixes) {
                 && java.util.Objects.equals(m.groupSize(), r.groupSize())).findFirst();
     }
 
+    /**
+     * The row that measured a mix: among the ok rows with a KL of the same mix and group size, the one
+     * with the fastest decode (quality does not depend on the thread count; speed does).
+     */
+    public java.util.Optional<ResultRow> measured(Mix m, List<ResultRow> rows) {
+        return rows.stream().filter(r -> r.ok() && r.klMean() != null && of(r).equals(java.util.Optional.of(m)))
+                .max(java.util.Comparator.comparingDouble(r -> r.decodeTpsMedian() == null ? -1 : r.decodeTpsMedian()));
+    }
+
+    /**
+     * The config a mix has to beat: the lowest measured KL among the ok rows that are not allocated
+     * mixes (uniform formats, llama.cpp's recipes, hand-written mixes), with the same activations and
+     * no more bits per weight than the mix's measured row. Empty when nothing of that size was measured.
+     */
+    public java.util.Optional<ResultRow> bestRival(ResultRow measuredMix, List<ResultRow> rows) {
+        return rows.stream()
+                .filter(r -> r.ok() && r.klMean() != null && r.bitsPerWeight() != null && of(r).isEmpty())
+                .filter(r -> r.activations().equals(measuredMix.activations()))
+                .filter(r -> r.bitsPerWeight() <= measuredMix.bitsPerWeight() + 1e-9)
+                .min(java.util.Comparator.comparingDouble(ResultRow::klMean));
+    }
+
     /** A mix's overrides in sorted order (the result rows keep them sorted by selector). */
     private static String canonical(String mix) {
         String[] parts = mix.split("\\+");

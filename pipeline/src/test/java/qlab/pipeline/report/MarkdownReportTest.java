@@ -128,4 +128,30 @@ class MarkdownReportTest {
         assertEquals(replaced, MarkdownReport.replaceGenerated(replaced, "new tables"), "re-running replaces, never appends");
         assertNull(MarkdownReport.replaceGenerated("# no markers\n", "x"));
     }
+
+    @Test
+    void allocatedMixesBesideTheLowestKlOfNoMoreBits() {
+        List<ResultRow> rows = List.of(
+                SweepReportTest.quality("u4", "q4_0", java.util.Map.of(), 4.5, 0.05),
+                SweepReportTest.quality("recipe", "Q4_K_M", java.util.Map.of(), 4.9, 0.02),
+                SweepReportTest.quality("hand", "q4_0", java.util.Map.of("attn", "q8_0"), 5.5, 0.001),
+                SweepReportTest.quality("a5", "q4_0", java.util.Map.of("emb", "q8_0", "L0.q", "q5_0"), 5.0, 0.012),
+                SweepReportTest.quality("a4", "q4_0", java.util.Map.of("L0.q", "q8_0"), 4.6, 0.06));
+        var mixes = new qlab.pipeline.sensitivity.AllocatedMixes(List.of(
+                new qlab.pipeline.sensitivity.AllocatedMixes.Mix("5.0", 500, "q4_0/g32+emb=q8_0/g32+L0.q=q5_0/g32",
+                        "q4_0+L0.q=q5_0+emb=q8_0", 32, 499, 4.99, 0.010),
+                new qlab.pipeline.sensitivity.AllocatedMixes.Mix("4.6", 460, "q4_0/g32+L0.q=q8_0/g32",
+                        "q4_0+L0.q=q8_0", 32, 459, 4.59, 0.040),
+                new qlab.pipeline.sensitivity.AllocatedMixes.Mix("3.0", 300, "q2_0/g32", "q2_0", 32, 299, 2.99, 0.3)));
+        String md = MarkdownReport.render(rows, "cmd", mixes);
+
+        assertTrue(md.contains("### Allocated mixes: predicted and measured KL\n"), md);
+        // 5.0: Q4_K_M (4.9) is the lowest KL of no more bits; the hand mix has more bits and is left out.
+        assertTrue(md.contains("| 5.0 | 4.990 | 0.01000 | 0.01200 ± 0.00010 | 1.20 | `Q4_K_M/32` (4.900, 0.02000 ± 0.00010) | yes |\n"), md);
+        // 4.6: the only config of no more bits is q4_0 (4.5, 0.05), lower than the mix's 0.06.
+        assertTrue(md.contains("| 4.6 | 4.590 | 0.04000 | 0.06000 ± 0.00010 | 1.50 | `q4_0/32` (4.500, 0.05000 ± 0.00010) | no |\n"), md);
+        assertTrue(md.contains("| 3.0 | 2.990 | 0.30000 | not measured | — | — | — |\n"), md);
+        assertTrue(md.contains("- 5.0: `q4_0/g32+emb=q8_0/g32+L0.q=q5_0/g32`\n"), md);
+        assertFalse(MarkdownReport.render(rows, "cmd").contains("Allocated mixes"), "no section without allocations");
+    }
 }

@@ -69,7 +69,7 @@ class SweepReportTest {
         assertFalse(html.contains("data:image/png"));
     }
 
-    private static ResultRow quality(String id, String format, Map<String, String> overrides, double bpw, double kl) {
+    static ResultRow quality(String id, String format, Map<String, String> overrides, double bpw, double kl) {
         return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, overrides, null, "f32", 1, bpw, 1000L,
                 12 * (1 + kl), null, kl, 0.0001, null, null, null, 40.0, null, null, null, null, "ok", null,
                 ResultRow.Machine.UNKNOWN, null, null, null, null, null);
@@ -97,6 +97,7 @@ class SweepReportTest {
         assertFalse(html.contains("L0.q=q4_0"), "the single-group row is not charted or listed");
         assertTrue(html.contains("<td class=\"t\">5.0</td><td>4.990</td><td>0.010000</td><td>0.012000 ± 0.000100</td><td>1.20</td>"),
                 html);
+        assertTrue(html.contains("<td class=\"t\">Q4_K_M/32: 4.900, 0.020000 ± 0.000100 (mix lower)</td>"), html);
         assertTrue(html.contains("<b>5.0</b>: default q4_0/g32; L0.q → q5_0/g32; emb → q8_0/g32"), html);
         String svg = Files.readString(dir.resolve("charts/kl_vs_bpw.svg"));
         for (String family : List.of("uniform formats", "llama.cpp recipes", "allocated mixes", "other mixes",

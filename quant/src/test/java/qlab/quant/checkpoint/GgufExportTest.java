@@ -131,6 +131,22 @@ class GgufExportTest {
     }
 
     @Test
+    void anAllocatedPlanWithLayerSelectorsExportsEachTensorInItsFormat() {
+        // the form `qlab allocate` prints: a default and one override per group, group sizes spelled out
+        Path out = tmp.resolve("allocated.gguf");
+        export("q4_0/g32+L0.q=q5_0/g32+L1.down=q8_0/g32+v=q5_1/g32+emb=q8_0/g32", out);
+        GgufFile f = GgufCheckpoint.open(out);
+        assertEquals("Q5_0", f.tensor("blk.0.attn_q.weight").type().name());
+        assertEquals("Q4_0", f.tensor("blk.1.attn_q.weight").type().name());
+        assertEquals("Q8_0", f.tensor("blk.1.ffn_down.weight").type().name());
+        assertEquals("Q4_0", f.tensor("blk.0.ffn_down.weight").type().name());
+        assertEquals("Q5_1", f.tensor("blk.0.attn_v.weight").type().name());
+        assertEquals("Q5_1", f.tensor("blk.1.attn_v.weight").type().name());
+        assertEquals("Q8_0", f.tensor("token_embd.weight").type().name());
+        assertEquals("F32", f.tensor("blk.0.attn_norm.weight").type().name());
+    }
+
+    @Test
     void formatsWithoutAGgmlTypeAreRefusedListingTheExportableOnes() {
         Path out = tmp.resolve("no.gguf");
         QlabException e = assertThrows(QlabException.class, () -> export("q4_8", out));
