@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * What every row of one sweep run shares.
  *
  * @param runId       UTC start time plus a random suffix, e.g. {@code 20261130T053200Z-3fa1}; sorts by time
- * @param codeVersion git commit of the qlab checkout the code runs from, {@code -dirty} if it had changes
+ * @param codeVersion git commit of the qlab checkout the code runs from, {@code -dirty} if it had changes outside
+ *                    {@code results/} and {@code models/}
  */
 public record RunInfo(String runId, String codeVersion) implements Serializable {
 
@@ -41,14 +42,18 @@ public record RunInfo(String runId, String codeVersion) implements Serializable 
         while (dir != null && !Files.exists(dir.resolve(".git"))) {
             dir = dir.getParent();
         }
-        if (dir == null) {
-            return "unknown";
-        }
+        return dir == null ? "unknown" : codeVersion(dir);
+    }
+
+    /** The commit of the git checkout at {@code dir}, {@code -dirty} with changes outside results/ and models/. */
+    static String codeVersion(Path dir) {
         String commit = git(dir, "rev-parse", "HEAD");
         if (commit == null || commit.isEmpty()) {
             return "unknown";
         }
-        String status = git(dir, "status", "--porcelain", "--untracked-files=no");
+        // Results and models are what a run writes (a fresh run of configs/perf.yaml first empties the
+        // committed results/perf): changes there say nothing about the code.
+        String status = git(dir, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results", ":(exclude)models");
         return status == null || status.isEmpty() ? commit : commit + "-dirty";
     }
 
