@@ -73,6 +73,41 @@ class AllocationTest {
     }
 
     @Test
+    void aMixThatFillsTheBudgetExactlyIsFoundAtLargeByteCounts() {
+        // Three groups of a megabyte: uniform "x" fills the budget to the byte. Buckets of budget/4096
+        // bytes round each x up past its share; steps of the options' common divisor (2 bytes) do not.
+        List<Allocation.Group> groups = new ArrayList<>();
+        for (int g = 0; g < 3; g++) {
+            groups.add(new Allocation.Group("g" + g, 1_000_000, List.of(
+                    new Allocation.Option("x", 1_000_002, 0.1), new Allocation.Option("y", 400_002, 1.0))));
+        }
+        long budget = 3_000_006;
+        assertTrue(Allocation.best(groups, budget, budget / Allocation.BUCKETS).orElseThrow().predictedKl() > 0.3 + 1e-9,
+                "coarse buckets miss the exact fit");
+        Allocation.Mix m = Allocation.best(groups, budget).orElseThrow();
+        assertEquals(Map.of("g0", "x", "g1", "x", "g2", "x"), m.choice());
+        assertEquals(budget, m.bytes());
+        assertEquals(bruteForce(groups, budget), m.predictedKl(), 1e-12);
+        // One byte less and x fits only twice.
+        assertEquals(bruteForce(groups, budget - 1), Allocation.best(groups, budget - 1).orElseThrow().predictedKl(), 1e-12);
+    }
+
+    @Test
+    void largeTablesFallBackToBucketsThatStillFitTheBudget() {
+        SplittableRandom rnd = new SplittableRandom(3);
+        List<Allocation.Group> groups = new ArrayList<>();
+        for (int g = 0; g < 40; g++) {
+            groups.add(new Allocation.Group("g" + g, 1L << 20, List.of(
+                    new Allocation.Option("a", (2L << 20) + 2 * rnd.nextInt(1000), rnd.nextDouble()),
+                    new Allocation.Option("b", (4L << 20) + 2 * rnd.nextInt(1000), rnd.nextDouble() / 10))));
+        }
+        long budget = 120L << 20; // 40 groups x 63M two-byte steps: past EXACT_CELLS, bucketed
+        Allocation.Mix m = Allocation.best(groups, budget).orElseThrow();
+        assertTrue(m.bytes() <= budget);
+        assertEquals(40, m.choice().size());
+    }
+
+    @Test
     void bucketedBytesStillFitTheBudgetAndLoseLittle() {
         SplittableRandom rnd = new SplittableRandom(7);
         for (int trial = 0; trial < 100; trial++) {
