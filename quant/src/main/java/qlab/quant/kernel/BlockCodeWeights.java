@@ -240,7 +240,11 @@ public final class BlockCodeWeights extends PackedWeights {
             }
             acc = xs.fma(FloatVector.broadcast(Lanes.FLOATS, mins[s + j / block]), acc);
         }
-        return sum + Lanes.sumInOrder(acc);
+        float minTerm = 0; // Lanes.sumInOrder written out: no vector crosses a call here (GroupKernel)
+        for (int i = 0; i < Lanes.COUNT; i++) {
+            minTerm += acc.lane(i);
+        }
+        return sum + minTerm;
     }
 
     /**

@@ -14,22 +14,29 @@ import jdk.incubator.vector.VectorOperators;
  * <p>Per group: the levels of its 32 values are decoded into {@link Lanes#COUNT}-lane float
  * vectors and multiplied by the activations in a fixed tree — with 8 lanes two chains
  * a = w0·x0 + w2·x2 and b = w1·x1 + w3·x3, then a + b; with 16 lanes one chain w0·x0 + w1·x1 —
- * and the group sum goes into the row accumulator with one FMA by its block's scale. Decode runs
+ * and the group sum goes into the row accumulator with one FMA by its block's scale; the
+ * accumulator's lanes are summed in index order ({@link Lanes#sumInOrder}). Decode runs
  * {@link #row}; prefill and batched decode decode a row's levels once ({@link #levels}) and run
  * {@link #twoFromLevels} over pairs of tokens. Both do exactly these operations per row and
  * token, so batched and single-token products give the same bits.
  *
- * <p>One subclass per code width, each with its decode written out in the loop body: C2 then
- * compiles each loop as one unit with the vectors in registers. A shared loop calling a per-width
- * decode method measured 5× slower: the decode was compiled on its own and not inlined, so every
- * vector it returned was boxed. For the same reason loop bodies stay small: C2 stops inlining
- * once a method's parse reaches its node limit (NodeCountInliningCutoff), and a two-row q4 decode
- * loop or a four-token loop went past it (measured 10× slower), so decode takes one row and
- * prefill two tokens per pass.
+ * <p>No vector crosses a call to a method of ours: every loop is written with Vector API calls
+ * only (the load, the decode, the tree, the lane sum), because the API's methods are always
+ * inlined (@ForceInline) and ours only when C2's heuristics agree. When they do not, every
+ * vector passed or returned is boxed: a decode helper compiled on its own measured 5× slower,
+ * a level decode called from the 2-bit loop 14×, and in one JVM that ran other formats first
+ * q4_0 decode fell to 0.39 tok/s against 31 (C2 compiled PackedWeights.dot with Codes4.row
+ * inlined while row's profile was still empty, and refused the helpers inside it as "low call
+ * site frequency" and "already compiled into a medium method"; that code then stayed).
+ * GroupKernelStructureTest checks the rule on the bytecode. Loop bodies also stay small: C2
+ * stops inlining once a method's parse reaches its node limit (NodeCountInliningCutoff), and a
+ * two-row q4 decode loop or a four-token loop went past it (measured 10× slower), so decode
+ * takes one row and prefill two tokens per pass.
  */
 abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4, GroupKernel.Codes5, GroupKernel.CodesLow {
     static final java.lang.foreign.ValueLayout.OfInt I32_LE =
             java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** Per start value (0, 8, 16, 24 with 8 lanes; 0, 16 with 16): the bit index of each lane's value. */
     private static final IntVector[] BIT_OF_LANE = new IntVector[32 / Lanes.COUNT];
 
@@ -89,10 +96,10 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         levels(row, dst, offset);
         int s = row * blocksPerRow;
         for (int g = 0; g < groups; g++) {
-            FloatVector d = scale(s, g);
+            FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]);
             int o = offset + (g << 5);
             for (int h = 0; h < 32; h += Lanes.COUNT) {
-                x(dst, o + h).mul(d).intoArray(dst, o + h);
+                FloatVector.fromArray(Lanes.FLOATS, dst, o + h).mul(d).intoArray(dst, o + h);
             }
         }
     }
@@ -108,23 +115,37 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         FloatVector acc1 = acc0;
         for (int g = 0; g < groups; g++) {
             int o = g << 5;
-            FloatVector d = scale(s, g);
+            FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]);
+            int a = x0 + o;
+            int b = x1 + o;
             if (Lanes.COUNT == 8) {
-                FloatVector w0 = x(lv, o);
-                FloatVector w1 = x(lv, o + 8);
-                FloatVector w2 = x(lv, o + 16);
-                FloatVector w3 = x(lv, o + 24);
-                acc0 = tree(w0, w1, w2, w3, x, x0 + o).fma(d, acc0);
-                acc1 = tree(w0, w1, w2, w3, x, x1 + o).fma(d, acc1);
+                FloatVector w0 = FloatVector.fromArray(Lanes.FLOATS, lv, o);
+                FloatVector w1 = FloatVector.fromArray(Lanes.FLOATS, lv, o + 8);
+                FloatVector w2 = FloatVector.fromArray(Lanes.FLOATS, lv, o + 16);
+                FloatVector w3 = FloatVector.fromArray(Lanes.FLOATS, lv, o + 24);
+                acc0 = w2.fma(FloatVector.fromArray(Lanes.FLOATS, x, a + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, a)))
+                        .add(w3.fma(FloatVector.fromArray(Lanes.FLOATS, x, a + 24), w1.mul(FloatVector.fromArray(Lanes.FLOATS, x, a + 8))))
+                        .fma(d, acc0);
+                acc1 = w2.fma(FloatVector.fromArray(Lanes.FLOATS, x, b + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, b)))
+                        .add(w3.fma(FloatVector.fromArray(Lanes.FLOATS, x, b + 24), w1.mul(FloatVector.fromArray(Lanes.FLOATS, x, b + 8))))
+                        .fma(d, acc1);
             } else {
-                FloatVector w0 = x(lv, o);
-                FloatVector w1 = x(lv, o + 16);
-                acc0 = chain(w0, w1, x, x0 + o).fma(d, acc0);
-                acc1 = chain(w0, w1, x, x1 + o).fma(d, acc1);
+                FloatVector w0 = FloatVector.fromArray(Lanes.FLOATS, lv, o);
+                FloatVector w1 = FloatVector.fromArray(Lanes.FLOATS, lv, o + 16);
+                acc0 = w1.fma(FloatVector.fromArray(Lanes.FLOATS, x, a + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, a)))
+                        .fma(d, acc0);
+                acc1 = w1.fma(FloatVector.fromArray(Lanes.FLOATS, x, b + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, b)))
+                        .fma(d, acc1);
             }
         }
-        y[y0] = Lanes.sumInOrder(acc0);
-        y[y1] = Lanes.sumInOrder(acc1);
+        float sum0 = 0;
+        float sum1 = 0;
+        for (int i = 0; i < Lanes.COUNT; i++) {
+            sum0 += acc0.lane(i);
+            sum1 += acc1.lane(i);
+        }
+        y[y0] = sum0;
+        y[y1] = sum1;
     }
 
     /** {@link #twoFromLevels} for one token. */
@@ -133,57 +154,34 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         FloatVector acc = FloatVector.zero(Lanes.FLOATS);
         for (int g = 0; g < groups; g++) {
             int o = g << 5;
-            FloatVector sum = Lanes.COUNT == 8
-                    ? tree(x(lv, o), x(lv, o + 8), x(lv, o + 16), x(lv, o + 24), x, x0 + o)
-                    : chain(x(lv, o), x(lv, o + 16), x, x0 + o);
-            acc = sum.fma(scale(s, g), acc);
+            int a = x0 + o;
+            FloatVector sum;
+            if (Lanes.COUNT == 8) {
+                sum = FloatVector.fromArray(Lanes.FLOATS, lv, o + 16).fma(FloatVector.fromArray(Lanes.FLOATS, x, a + 16),
+                                FloatVector.fromArray(Lanes.FLOATS, lv, o).mul(FloatVector.fromArray(Lanes.FLOATS, x, a)))
+                        .add(FloatVector.fromArray(Lanes.FLOATS, lv, o + 24).fma(FloatVector.fromArray(Lanes.FLOATS, x, a + 24),
+                                FloatVector.fromArray(Lanes.FLOATS, lv, o + 8).mul(FloatVector.fromArray(Lanes.FLOATS, x, a + 8))));
+            } else {
+                sum = FloatVector.fromArray(Lanes.FLOATS, lv, o + 16).fma(FloatVector.fromArray(Lanes.FLOATS, x, a + 16),
+                        FloatVector.fromArray(Lanes.FLOATS, lv, o).mul(FloatVector.fromArray(Lanes.FLOATS, x, a)));
+            }
+            acc = sum.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]), acc);
         }
-        return Lanes.sumInOrder(acc);
-    }
-
-    static IntVector bytesToInts(MemorySegment data, long at) {
-        return (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, at, ByteOrder.LITTLE_ENDIAN)
-                .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
-    }
-
-    static FloatVector bytesToFloats(MemorySegment data, long at) {
-        return (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, at, ByteOrder.LITTLE_ENDIAN)
-                .castShape(Lanes.FLOATS, 0);
+        float sum = 0;
+        for (int i = 0; i < Lanes.COUNT; i++) {
+            sum += acc.lane(i);
+        }
+        return sum;
     }
 
     /**
      * The fifth bits of the {@link Lanes#COUNT} values from value {@code start} of a 32-value group
      * (a multiple of the lane count), as 16 or 0 per int lane; {@code word} is the group's 32 bits.
+     * For {@link BlockCodeWeights}' int8 kernels; the loops here write it out.
      */
     static IntVector highBits(int word, int start) {
         return IntVector.broadcast(Lanes.INTS, word).lanewise(VectorOperators.LSHR, BIT_OF_LANE[start / Lanes.COUNT])
                 .and(1).lanewise(VectorOperators.LSHL, 4);
-    }
-
-    static FloatVector floats(IntVector v) {
-        return (FloatVector) v.convert(VectorOperators.I2F, 0);
-    }
-
-    static FloatVector x(float[] x, int at) {
-        return FloatVector.fromArray(Lanes.FLOATS, x, at);
-    }
-
-    /** The 8-lane group tree with the levels decoded. */
-    static FloatVector tree(FloatVector w0, FloatVector w1, FloatVector w2, FloatVector w3, float[] x, int xo) {
-        FloatVector a = w0.mul(x(x, xo));
-        FloatVector b = w1.mul(x(x, xo + 8));
-        a = w2.fma(x(x, xo + 16), a);
-        b = w3.fma(x(x, xo + 24), b);
-        return a.add(b);
-    }
-
-    /** The 16-lane group chain with the levels decoded. */
-    static FloatVector chain(FloatVector w0, FloatVector w1, float[] x, int xo) {
-        return w1.fma(x(x, xo + 16), w0.mul(x(x, xo)));
-    }
-
-    FloatVector scale(int s, int g) {
-        return FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]);
     }
 
     /** 8-bit codes: a group is 32 consecutive signed bytes. */
@@ -203,21 +201,32 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
                 int xo = xOffset + (g << 5);
                 FloatVector sum;
                 if (Lanes.COUNT == 8) {
-                    sum = tree(bytesToFloats(data, p), bytesToFloats(data, p + 8), bytesToFloats(data, p + 16),
-                            bytesToFloats(data, p + 24), x, xo);
+                    FloatVector w0 = (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE).castShape(Lanes.FLOATS, 0);
+                    FloatVector w1 = (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 8, LE).castShape(Lanes.FLOATS, 0);
+                    FloatVector w2 = (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 16, LE).castShape(Lanes.FLOATS, 0);
+                    FloatVector w3 = (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 24, LE).castShape(Lanes.FLOATS, 0);
+                    sum = w2.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)))
+                            .add(w3.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 24), w1.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo + 8))));
                 } else {
-                    sum = chain(bytesToFloats(data, p), bytesToFloats(data, p + 16), x, xo);
+                    FloatVector w0 = (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE).castShape(Lanes.FLOATS, 0);
+                    FloatVector w1 = (FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 16, LE).castShape(Lanes.FLOATS, 0);
+                    sum = w1.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)));
                 }
-                acc = sum.fma(scale(s, g), acc);
+                acc = sum.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]), acc);
             }
-            return Lanes.sumInOrder(acc);
+            float sum = 0;
+            for (int i = 0; i < Lanes.COUNT; i++) {
+                sum += acc.lane(i);
+            }
+            return sum;
         }
 
         @Override
         void levels(int row, float[] dst, int offset) {
             long codes = row * rowBytes + codesOffset;
             for (int j = 0; j < groups << 5; j += Lanes.COUNT) {
-                bytesToFloats(data, codes + j).intoArray(dst, offset + j);
+                ((FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, codes + j, LE).castShape(Lanes.FLOATS, 0))
+                        .intoArray(dst, offset + j);
             }
         }
 
@@ -227,11 +236,12 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             long codes = row * rowBytes + codesOffset;
             int s = row * blocksPerRow;
             for (int g = 0; g < groups; g++) {
-                FloatVector d = scale(s, g);
+                FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]);
                 long p = codes + ((long) g << 5);
                 int o = offset + (g << 5);
                 for (int h = 0; h < 32; h += Lanes.COUNT) {
-                    bytesToFloats(data, p + h).mul(d).intoArray(dst, o + h);
+                    ((FloatVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + h, LE).castShape(Lanes.FLOATS, 0))
+                            .mul(d).intoArray(dst, o + h);
                 }
             }
         }
@@ -257,7 +267,6 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         float row(int row, float[] x, int xOffset) {
             long codes = row * rowBytes + codesOffset;
             int s = row * blocksPerRow;
-            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
             IntVector off = IntVector.broadcast(Lanes.INTS, offset);
             FloatVector acc = FloatVector.zero(Lanes.FLOATS);
             for (int g = 0; g < groups; g++) {
@@ -265,32 +274,45 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
                 int xo = xOffset + (g << 5);
                 FloatVector sum;
                 if (Lanes.COUNT == 8) {
-                    IntVector v0 = bytesToInts(data, p);
-                    IntVector v1 = bytesToInts(data, p + 8);
-                    sum = tree(floats(v0.and(low).sub(off)), floats(v1.and(low).sub(off)),
-                            floats(v0.lanewise(VectorOperators.LSHR, 4).sub(off)),
-                            floats(v1.lanewise(VectorOperators.LSHR, 4).sub(off)), x, xo);
+                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 8, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    FloatVector w0 = (FloatVector) v0.and(15).sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v1.and(15).sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w2 = (FloatVector) v0.lanewise(VectorOperators.LSHR, 4).sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w3 = (FloatVector) v1.lanewise(VectorOperators.LSHR, 4).sub(off).convert(VectorOperators.I2F, 0);
+                    sum = w2.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)))
+                            .add(w3.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 24), w1.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo + 8))));
                 } else {
-                    IntVector v = bytesToInts(data, p);
-                    sum = chain(floats(v.and(low).sub(off)), floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)), x, xo);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    FloatVector w0 = (FloatVector) v.and(15).sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).sub(off).convert(VectorOperators.I2F, 0);
+                    sum = w1.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)));
                 }
-                acc = sum.fma(scale(s, g), acc);
+                acc = sum.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]), acc);
             }
-            return Lanes.sumInOrder(acc);
+            float sum = 0;
+            for (int i = 0; i < Lanes.COUNT; i++) {
+                sum += acc.lane(i);
+            }
+            return sum;
         }
 
         @Override
         void levels(int row, float[] dst, int at) {
             long codes = row * rowBytes + codesOffset;
-            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
             IntVector off = IntVector.broadcast(Lanes.INTS, offset);
             for (int g = 0; g < groups; g++) {
                 long p = codes + ((long) g << 4);
                 int o = at + (g << 5);
                 for (int h = 0; h < 16; h += Lanes.COUNT) {
-                    IntVector v = bytesToInts(data, p + h);
-                    floats(v.and(low).sub(off)).intoArray(dst, o + h);
-                    floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)).intoArray(dst, o + 16 + h);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + h, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    ((FloatVector) v.and(15).sub(off).convert(VectorOperators.I2F, 0)).intoArray(dst, o + h);
+                    ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).sub(off).convert(VectorOperators.I2F, 0))
+                            .intoArray(dst, o + 16 + h);
                 }
             }
         }
@@ -300,16 +322,17 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
         void dequantize(int row, float[] dst, int at) {
             long codes = row * rowBytes + codesOffset;
             int s = row * blocksPerRow;
-            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
             IntVector off = IntVector.broadcast(Lanes.INTS, offset);
             for (int g = 0; g < groups; g++) {
-                FloatVector d = scale(s, g);
+                FloatVector d = FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]);
                 long p = codes + ((long) g << 4);
                 int o = at + (g << 5);
                 for (int h = 0; h < 16; h += Lanes.COUNT) {
-                    IntVector v = bytesToInts(data, p + h);
-                    floats(v.and(low).sub(off)).mul(d).intoArray(dst, o + h);
-                    floats(v.lanewise(VectorOperators.LSHR, 4).sub(off)).mul(d).intoArray(dst, o + 16 + h);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + h, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    ((FloatVector) v.and(15).sub(off).convert(VectorOperators.I2F, 0)).mul(d).intoArray(dst, o + h);
+                    ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).sub(off).convert(VectorOperators.I2F, 0))
+                            .mul(d).intoArray(dst, o + 16 + h);
                 }
             }
         }
@@ -318,7 +341,8 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
     /**
      * 5-bit codes (q5_0, q5_1): a group's low 4 bits are one 16-byte unit of nibbles, as
      * {@link Codes4} reads them, and its fifth bits a 32-bit word of the high-bit plane; level =
-     * (nibble | fifth bit × 16) − offset.
+     * (nibble | fifth bit × 16) − offset. Value i's fifth bit is bit i of the word, moved to 16 or
+     * 0 per lane by a shift per lane ({@link #BIT_OF_LANE}).
      */
     static final class Codes5 extends GroupKernel {
         private final int offset;
@@ -339,45 +363,70 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             long codes = row * rowBytes + codesOffset;
             long high = codes + highBits;
             int s = row * blocksPerRow;
-            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
             IntVector off = IntVector.broadcast(Lanes.INTS, offset);
             FloatVector acc = FloatVector.zero(Lanes.FLOATS);
             for (int g = 0; g < groups; g++) {
                 long p = codes + ((long) g << 4);
-                int h = data.get(I32_LE, high + ((long) g << 2));
+                IntVector h = IntVector.broadcast(Lanes.INTS, data.get(I32_LE, high + ((long) g << 2)));
                 int xo = xOffset + (g << 5);
                 FloatVector sum;
                 if (Lanes.COUNT == 8) {
-                    IntVector v0 = bytesToInts(data, p);
-                    IntVector v1 = bytesToInts(data, p + 8);
-                    sum = tree(floats(v0.and(low).or(highBits(h, 0)).sub(off)),
-                            floats(v1.and(low).or(highBits(h, 8)).sub(off)),
-                            floats(v0.lanewise(VectorOperators.LSHR, 4).or(highBits(h, 16)).sub(off)),
-                            floats(v1.lanewise(VectorOperators.LSHR, 4).or(highBits(h, 24)).sub(off)), x, xo);
+                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 8, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    FloatVector w0 = (FloatVector) v0.and(15)
+                            .or(h.lanewise(VectorOperators.LSHR, BIT_OF_LANE[0]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v1.and(15)
+                            .or(h.lanewise(VectorOperators.LSHR, BIT_OF_LANE[1]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w2 = (FloatVector) v0.lanewise(VectorOperators.LSHR, 4)
+                            .or(h.lanewise(VectorOperators.LSHR, BIT_OF_LANE[2]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w3 = (FloatVector) v1.lanewise(VectorOperators.LSHR, 4)
+                            .or(h.lanewise(VectorOperators.LSHR, BIT_OF_LANE[3]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    sum = w2.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)))
+                            .add(w3.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 24), w1.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo + 8))));
                 } else {
-                    IntVector v = bytesToInts(data, p);
-                    sum = chain(floats(v.and(low).or(highBits(h, 0)).sub(off)),
-                            floats(v.lanewise(VectorOperators.LSHR, 4).or(highBits(h, 16)).sub(off)), x, xo);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    FloatVector w0 = (FloatVector) v.and(15)
+                            .or(h.lanewise(VectorOperators.LSHR, BIT_OF_LANE[0]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v.lanewise(VectorOperators.LSHR, 4)
+                            .or(h.lanewise(VectorOperators.LSHR, BIT_OF_LANE[1]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    sum = w1.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)));
                 }
-                acc = sum.fma(scale(s, g), acc);
+                acc = sum.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]), acc);
             }
-            return Lanes.sumInOrder(acc);
+            float sum = 0;
+            for (int i = 0; i < Lanes.COUNT; i++) {
+                sum += acc.lane(i);
+            }
+            return sum;
         }
 
         @Override
         void levels(int row, float[] dst, int at) {
             long codes = row * rowBytes + codesOffset;
             long high = codes + highBits;
-            IntVector low = IntVector.broadcast(Lanes.INTS, 15);
             IntVector off = IntVector.broadcast(Lanes.INTS, offset);
             for (int g = 0; g < groups; g++) {
                 long p = codes + ((long) g << 4);
-                int hw = data.get(I32_LE, high + ((long) g << 2));
+                IntVector hw = IntVector.broadcast(Lanes.INTS, data.get(I32_LE, high + ((long) g << 2)));
                 int o = at + (g << 5);
                 for (int h = 0; h < 16; h += Lanes.COUNT) {
-                    IntVector v = bytesToInts(data, p + h);
-                    floats(v.and(low).or(highBits(hw, h)).sub(off)).intoArray(dst, o + h);
-                    floats(v.lanewise(VectorOperators.LSHR, 4).or(highBits(hw, 16 + h)).sub(off)).intoArray(dst, o + 16 + h);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + h, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    ((FloatVector) v.and(15)
+                            .or(hw.lanewise(VectorOperators.LSHR, BIT_OF_LANE[h / Lanes.COUNT]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0)).intoArray(dst, o + h);
+                    ((FloatVector) v.lanewise(VectorOperators.LSHR, 4)
+                            .or(hw.lanewise(VectorOperators.LSHR, BIT_OF_LANE[(16 + h) / Lanes.COUNT]).and(1).lanewise(VectorOperators.LSHL, 4))
+                            .sub(off).convert(VectorOperators.I2F, 0)).intoArray(dst, o + 16 + h);
                 }
             }
         }
@@ -385,7 +434,8 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
 
     /**
      * 2- and 1-bit codes: a 16-byte unit holds 128/bits values, so a group is two bit fields of the
-     * unit's bytes (fields 2k and 2k + 1 for the unit's k-th group); level = step × code − offset.
+     * unit's bytes (fields 2k and 2k + 1 for the unit's k-th group); level = step × code − offset,
+     * the step (1 or 2) applied as a shift by 0 or 1.
      */
     static final class CodesLow extends GroupKernel {
         private final int bits;
@@ -410,25 +460,6 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             this.stepShift = grid.step == 2 ? 1 : 0;
         }
 
-        private long unit(long codes, int g) {
-            return codes + ((long) (g >>> groupsPerUnitShift) << 4);
-        }
-
-        private int shift(int g) {
-            return (g & ((1 << groupsPerUnitShift) - 1)) * 2 * bits;
-        }
-
-        /** Levels of one bit field: step × code − offset, the step (1 or 2) applied as a shift. */
-        private FloatVector levels(IntVector v, int shift) {
-            return floats(v.lanewise(VectorOperators.LSHR, shift).and(mask).lanewise(VectorOperators.LSHL, stepShift)
-                    .sub(offset));
-        }
-
-        /**
-         * The decode is written out here rather than called ({@link #levels(IntVector, int)}): as a
-         * call it measured 14× slower (0.39 G weights/s against q4_0's 5.5 on 4864×896, one
-         * thread), the loop's vectors being boxed; the scale by the step is a shift by 0 or 1.
-         */
         @Override
         float row(int row, float[] x, int xOffset) {
             long codes = row * rowBytes + codesOffset;
@@ -436,43 +467,66 @@ abstract sealed class GroupKernel permits GroupKernel.Codes8, GroupKernel.Codes4
             IntVector off = IntVector.broadcast(Lanes.INTS, offset);
             int m = mask;
             int up = stepShift;
+            int unitGroups = (1 << groupsPerUnitShift) - 1;
             FloatVector acc = FloatVector.zero(Lanes.FLOATS);
             for (int g = 0; g < groups; g++) {
-                long p = unit(codes, g);
-                int lo = shift(g);
+                long p = codes + ((long) (g >>> groupsPerUnitShift) << 4);
+                int lo = (g & unitGroups) * 2 * bits;
                 int hi = lo + bits;
                 int xo = xOffset + (g << 5);
                 FloatVector sum;
                 if (Lanes.COUNT == 8) {
-                    IntVector v0 = bytesToInts(data, p);
-                    IntVector v1 = bytesToInts(data, p + 8);
-                    sum = tree(floats(v0.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up).sub(off)),
-                            floats(v1.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up).sub(off)),
-                            floats(v0.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up).sub(off)),
-                            floats(v1.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up).sub(off)),
-                            x, xo);
+                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + 8, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    FloatVector w0 = (FloatVector) v0.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v1.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w2 = (FloatVector) v0.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w3 = (FloatVector) v1.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    sum = w2.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)))
+                            .add(w3.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 24), w1.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo + 8))));
                 } else {
-                    IntVector v = bytesToInts(data, p);
-                    sum = chain(floats(v.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up).sub(off)),
-                            floats(v.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up).sub(off)),
-                            x, xo);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    FloatVector w0 = (FloatVector) v.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0);
+                    sum = w1.fma(FloatVector.fromArray(Lanes.FLOATS, x, xo + 16), w0.mul(FloatVector.fromArray(Lanes.FLOATS, x, xo)));
                 }
-                acc = sum.fma(scale(s, g), acc);
+                acc = sum.fma(FloatVector.broadcast(Lanes.FLOATS, scales[s + (g >>> groupShift)]), acc);
             }
-            return Lanes.sumInOrder(acc);
+            float sum = 0;
+            for (int i = 0; i < Lanes.COUNT; i++) {
+                sum += acc.lane(i);
+            }
+            return sum;
         }
 
         @Override
         void levels(int row, float[] dst, int at) {
             long codes = row * rowBytes + codesOffset;
+            IntVector off = IntVector.broadcast(Lanes.INTS, offset);
+            int m = mask;
+            int up = stepShift;
+            int unitGroups = (1 << groupsPerUnitShift) - 1;
             for (int g = 0; g < groups; g++) {
-                long p = unit(codes, g);
-                int sh = shift(g);
+                long p = codes + ((long) (g >>> groupsPerUnitShift) << 4);
+                int lo = (g & unitGroups) * 2 * bits;
+                int hi = lo + bits;
                 int o = at + (g << 5);
                 for (int h = 0; h < 16; h += Lanes.COUNT) {
-                    IntVector v = bytesToInts(data, p + h);
-                    levels(v, sh).intoArray(dst, o + h);
-                    levels(v, sh + bits).intoArray(dst, o + 16 + h);
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Lanes.BYTES, data, p + h, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Lanes.INTS, 0);
+                    ((FloatVector) v.lanewise(VectorOperators.LSHR, lo).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0)).intoArray(dst, o + h);
+                    ((FloatVector) v.lanewise(VectorOperators.LSHR, hi).and(m).lanewise(VectorOperators.LSHL, up)
+                            .sub(off).convert(VectorOperators.I2F, 0)).intoArray(dst, o + 16 + h);
                 }
             }
         }
