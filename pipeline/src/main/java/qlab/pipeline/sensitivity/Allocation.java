@@ -11,7 +11,8 @@ import java.util.Optional;
  * One format per tensor group under a size budget, minimising the predicted KL: the sum of the
  * groups' KL increases measured one group at a time (a multiple-choice knapsack).
  *
- * <p>Solved exactly by dynamic programming over bytes, in buckets of {@code unit} bytes: each
+ * <p>Solved exactly by dynamic programming over the Pareto frontier of partial mixes ({@link
+ * #best(List, long)}); for frontiers too large, over bytes in buckets of {@code unit} bytes: each
  * option's bytes are rounded up to whole buckets, so every mix found fits the budget in true bytes,
  * and with a unit dividing every option's bytes the answer is the exact optimum. A Lagrangian sweep (minimise KL + λ·bytes
  * per group, bisect λ) is cheaper but only reaches mixes on the lower convex hull of the
@@ -48,13 +49,20 @@ public final class Allocation {
     }
 
     /**
-     * The best mix within {@code budget} bytes. The byte axis steps by the greatest common divisor
-     * of all options' bytes, which loses nothing (the exact optimum), unless that table would pass
-     * {@link #EXACT_CELLS}; then by the multiple of that divisor nearest {@code budget / BUCKETS}.
-     * Rounding option sizes up to coarse buckets can exclude a mix that fits exactly: on the demo
-     * model's 29 groups, the uniform iq4_nl (exactly the 4.5 bits/weight budget) was out of reach.
+     * The best mix within {@code budget} bytes, exactly: dynamic programming over the frontier of
+     * partial mixes (after each group, the (bytes, KL) pairs that no other pair beats in both),
+     * which stays small because a format per group adds few new sizes that lower the KL. Should the
+     * frontier pass {@link #FRONTIER_LIMIT} pairs, the byte axis is taken in steps instead: the
+     * greatest common divisor of the options' bytes (still exact) while the table stays under
+     * {@link #EXACT_CELLS} cells, else about {@link #BUCKETS} buckets of the budget, each option's
+     * bytes rounded up. Rounding up can exclude a mix that fits to the byte: with buckets alone, the
+     * uniform iq4_nl that fills a 4.5 bits/weight budget exactly was out of reach.
      */
     public static Optional<Mix> best(List<Group> groups, long budget) {
+        Optional<Optional<Mix>> exact = frontier(groups, budget);
+        if (exact.isPresent()) {
+            return exact.get();
+        }
         long divisor = 0;
         for (Group g : groups) {
             for (Option o : g.options()) {
@@ -67,6 +75,95 @@ public final class Allocation {
         }
         long coarse = Math.max(1, budget / BUCKETS);
         return best(groups, budget, Math.max(divisor, coarse / divisor * divisor));
+    }
+
+    /** Pairs a frontier may hold before {@link #best(List, long)} steps the byte axis instead. */
+    static final int FRONTIER_LIMIT = 1 << 20;
+
+    /**
+     * The exact optimum by the Pareto frontier of partial mixes; empty (outer) when the frontier
+     * grew past {@link #FRONTIER_LIMIT}, empty (inner) when no mix fits.
+     */
+    static Optional<Optional<Mix>> frontier(List<Group> groups, long budget) {
+        int n = groups.size();
+        if (n == 0) {
+            return Optional.of(Optional.empty());
+        }
+        // Per group: the frontier's bytes and KL in order of bytes, and for each pair its option and parent.
+        long[] bytes = {0};
+        double[] kl = {0};
+        List<int[]> options = new ArrayList<>();
+        List<int[]> parents = new ArrayList<>();
+        for (Group g : groups) {
+            List<Option> opts = g.options();
+            int m = bytes.length * opts.size();
+            long[] cb = new long[m];
+            double[] ck = new double[m];
+            int[] co = new int[m];
+            int[] cp = new int[m];
+            int c = 0;
+            for (int i = 0; i < bytes.length; i++) {
+                for (int o = 0; o < opts.size(); o++) {
+                    long b = bytes[i] + opts.get(o).bytes();
+                    if (b <= budget) {
+                        cb[c] = b;
+                        ck[c] = kl[i] + opts.get(o).klIncrease();
+                        co[c] = o;
+                        cp[c] = i;
+                        c++;
+                    }
+                }
+            }
+            Integer[] order = new Integer[c];
+            for (int i = 0; i < c; i++) {
+                order[i] = i;
+            }
+            Arrays.sort(order, (a, b) -> cb[a] != cb[b] ? Long.compare(cb[a], cb[b]) : Double.compare(ck[a], ck[b]));
+            // Keep a pair only if its KL is below that of every pair of no more bytes.
+            int kept = 0;
+            double lowest = Double.POSITIVE_INFINITY;
+            int[] keep = new int[c];
+            for (int i : order) {
+                if (ck[i] < lowest) {
+                    lowest = ck[i];
+                    keep[kept++] = i;
+                }
+            }
+            if (kept > FRONTIER_LIMIT) {
+                return Optional.empty();
+            }
+            bytes = new long[kept];
+            kl = new double[kept];
+            int[] opt = new int[kept];
+            int[] par = new int[kept];
+            for (int i = 0; i < kept; i++) {
+                bytes[i] = cb[keep[i]];
+                kl[i] = ck[keep[i]];
+                opt[i] = co[keep[i]];
+                par[i] = cp[keep[i]];
+            }
+            options.add(opt);
+            parents.add(par);
+            if (kept == 0) {
+                return Optional.of(Optional.empty());
+            }
+        }
+        // The last pair of the frontier has the lowest KL within the budget.
+        int at = bytes.length - 1;
+        Option[] picked = new Option[n];
+        for (int g = n - 1; g >= 0; g--) {
+            picked[g] = groups.get(g).options().get(options.get(g)[at]);
+            at = parents.get(g)[at];
+        }
+        Map<String, String> chosen = new LinkedHashMap<>();
+        long total = 0;
+        double sum = 0;
+        for (int g = 0; g < n; g++) {
+            chosen.put(groups.get(g).id(), picked[g].format());
+            total += picked[g].bytes();
+            sum += picked[g].klIncrease();
+        }
+        return Optional.of(Optional.of(new Mix(chosen, total, sum)));
     }
 
     private static long gcd(long a, long b) {

@@ -73,6 +73,31 @@ class AllocationTest {
     }
 
     @Test
+    void theFrontierIsExactAtAnyByteCountAgainstBruteForce() {
+        SplittableRandom rnd = new SplittableRandom(41);
+        for (int trial = 0; trial < 300; trial++) {
+            int n = 1 + rnd.nextInt(7);
+            List<Allocation.Group> groups = new ArrayList<>();
+            for (int g = 0; g < n; g++) {
+                List<Allocation.Option> opts = new ArrayList<>();
+                for (int f = 0, formats = 1 + rnd.nextInt(5); f < formats; f++) {
+                    opts.add(new Allocation.Option("f" + f, 1 + rnd.nextLong(300_000_000L), rnd.nextDouble()));
+                }
+                groups.add(new Allocation.Group("g" + g, 10, opts));
+            }
+            long budget = rnd.nextLong(900_000_000L);
+            double expected = bruteForce(groups, budget);
+            Optional<Allocation.Mix> mix = Allocation.frontier(groups, budget).orElseThrow();
+            assertEquals(Double.isInfinite(expected), mix.isEmpty(), "trial " + trial);
+            mix.ifPresent(m -> {
+                assertEquals(expected, m.predictedKl(), 1e-12);
+                assertTrue(m.bytes() <= budget);
+            });
+            assertEquals(mix, Allocation.best(groups, budget));
+        }
+    }
+
+    @Test
     void aMixThatFillsTheBudgetExactlyIsFoundAtLargeByteCounts() {
         // Three groups of a megabyte: uniform "x" fills the budget to the byte. Buckets of budget/4096
         // bytes round each x up past its share; steps of the options' common divisor (2 bytes) do not.
