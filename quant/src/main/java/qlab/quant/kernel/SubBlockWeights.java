@@ -129,6 +129,19 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         return 0;
     }
 
+    /**
+     * The scales' (and minima's) factors per 256 values, with which the strips store each
+     * sub-block's scale as a byte (see {@link Int8Strips.Factors}); null: the scales as floats.
+     */
+    Int8Strips.Factors int8Factors() {
+        return null;
+    }
+
+    /** Temporary switches for alternating measurements of the strip layouts. */
+    static final boolean FACTORS = !"false".equals(System.getProperty("qlab.int8.factors"));
+    static final boolean FIVE_AS_BYTES = "bytes".equals(System.getProperty("qlab.int8.five"));
+    static final String SIX_LAYOUT = System.getProperty("qlab.int8.six", "words");
+
     /** Levels as bytes, copied at pack time. */
     static final class Copied extends SubBlockWeights {
         private final byte[] levels; // [rows, stride]
@@ -180,7 +193,26 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         final long levelBytes() {
             return (long) rows * stride / 256 * blockBytes;
         }
+
+        /**
+         * The fp16 value at byte {@code offset} of every block, [rows, stride / 256], negated if
+         * asked (the minima's factor: the strips add the negated minima).
+         */
+        final float[] blockHalves(int offset, boolean negate) {
+            int blocks = stride / 256;
+            float[] f = new float[rows * blocks];
+            for (int r = 0; r < rows; r++) {
+                for (int b = 0; b < blocks; b++) {
+                    float v = Float.float16ToFloat(data.get(HALF_LE, r * rowBytes + (long) b * blockBytes + offset));
+                    f[r * blocks + b] = negate ? -v : v;
+                }
+            }
+            return f;
+        }
     }
+
+    private static final java.lang.foreign.ValueLayout.OfShort HALF_LE =
+            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     /**
      * Q4_K blocks read in place: in a 144-byte block, value 64c + l (l < 32) is the low nibble of
@@ -216,6 +248,12 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         @Override
         int int8LevelBias() {
             return 8;
+        }
+
+        /** d × sc and dmin × m: d at byte 0 of a block, dmin at byte 2. */
+        @Override
+        Int8Strips.Factors int8Factors() {
+            return FACTORS ? new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true)) : null;
         }
     }
 
@@ -260,12 +298,18 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
 
         @Override
         int int8StripBits() {
-            return 5;
+            return FIVE_AS_BYTES ? Int8Strips.NARROW_BYTES : 5;
         }
 
         @Override
         int int8LevelBias() {
             return 16;
+        }
+
+        /** d × sc and dmin × m: d at byte 0 of a block, dmin at byte 2. */
+        @Override
+        Int8Strips.Factors int8Factors() {
+            return FACTORS ? new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true)) : null;
         }
     }
 
@@ -302,6 +346,17 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
             ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 128 + 32 * h + l, java.nio.ByteOrder.LITTLE_ENDIAN)
                     .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
             return low.or(high).sub((byte) 32);
+        }
+
+        @Override
+        int int8StripBits() {
+            return SIX_LAYOUT.equals("pairs") ? 8 : SIX_LAYOUT.equals("narrow") ? Int8Strips.NARROW_BYTES : 6;
+        }
+
+        /** d × sc: d at byte 208 of a block, one per 16 sub-blocks of 16. */
+        @Override
+        Int8Strips.Factors int8Factors() {
+            return FACTORS ? new Int8Strips.Factors(16, blockHalves(208, false), null) : null;
         }
     }
 
@@ -525,7 +580,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
                         }
                     }
                     strips = new Int8Strips(rows / Int8Strips.ROWS, cols, ACTIVATION_BLOCK, sub, stride >> subShift,
-                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins);
+                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins, int8Factors());
                 }
             }
         }
