@@ -219,8 +219,6 @@ public final class Int8Strips {
     private final int factorShift;
     /** Bytes of a group's head: the {@link #ROWS} scale factors, then the minima's; 0 without factors. */
     private final int factorBytes;
-    /** Whether the factors are all fp16 values, stored in 2 bytes instead of 4. */
-    private final boolean halfFactors;
     /** Offset of the second half's factors after the first half's, and of the minima's factors after the scales'. */
     private final int oddFactors;
     private final int minFactorsAt;
@@ -338,9 +336,7 @@ public final class Int8Strips {
         int wholeBlocks = vectorCols / block;
         int groups = (wholeBlocks + factorBlocks - 1) / factorBlocks;
         int factorsPerRow = factors == null ? 0 : (scalesPerRow + factors.subBlocksPerFactor() - 1) / factors.subBlocksPerFactor();
-        this.halfFactors = factored && halfScales(rows, factorsPerRow, groups, factors.scaleFactors())
-                && (!hasMins || halfScales(rows, factorsPerRow, groups, factors.minFactors()));
-        int factorScaleBytes = halfFactors ? 2 : 4;
+        int factorScaleBytes = 4;
         this.oddFactors = HALF * factorScaleBytes;
         this.minFactorsAt = ROWS * factorScaleBytes;
         this.factorBytes = factored ? ROWS * factorScaleBytes * (hasMins ? 2 : 1) : 0;
@@ -495,12 +491,12 @@ public final class Int8Strips {
                 }
             }
             if (factored) {
-                int factorScaleBytes = halfFactors ? 2 : 4;
+                int factorScaleBytes = 4;
                 for (int g = 0; g * factorBlocks < wholeBlocks; g++) {
                     int at = blockAt(g * factorBlocks) - factorBytes + r * factorScaleBytes;
-                    putScale(strip, at, factors.scaleFactors()[row * factorsPerRow + g], halfFactors);
+                    putScale(strip, at, factors.scaleFactors()[row * factorsPerRow + g], false);
                     if (hasMins) {
-                        putScale(strip, at + minFactorsAt, factors.minFactors()[row * factorsPerRow + g], halfFactors);
+                        putScale(strip, at + minFactorsAt, factors.minFactors()[row * factorsPerRow + g], false);
                     }
                 }
             }
@@ -813,46 +809,36 @@ public final class Int8Strips {
         int base = (int) ((s % stripsPerArray) * stripBytes);
         int as = t * blocksPerRow;
         float[] aScales = x.a.scales();
-        FloatVector acc0 = FloatVector.zero(FLOATS);
-        FloatVector acc1 = acc0;
-        FloatVector f0 = acc0;
-        FloatVector f1 = acc0;
-        FloatVector g0 = acc0;
-        FloatVector g1 = acc0;
-        for (int b = 0; b < vectorCols / block; b++) {
-            int blockAt = base + blockAt(b);
-            if (factored && (b & factorBlocks - 1) == 0) {
-                int head = blockAt - factorBytes;
-                f0 = floats(c, head, halfFactors);
-                f1 = floats(c, head + oddFactors, halfFactors);
-                if (hasMins) {
-                    g0 = floats(c, head + minFactorsAt, halfFactors);
-                    g1 = floats(c, head + minFactorsAt + oddFactors, halfFactors);
+        // One half of the strip's rows at a time: half the code for C2 to inline, the same float operations per row.
+        for (int h = 0; h < 2; h++) {
+            FloatVector acc = FloatVector.zero(FLOATS);
+            FloatVector f = acc;
+            FloatVector g = acc;
+            for (int b = 0; b < vectorCols / block; b++) {
+                int blockAt = base + blockAt(b);
+                if (factored && (b & factorBlocks - 1) == 0) {
+                    int head = blockAt - factorBytes + h * oddFactors;
+                    f = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, head).reinterpretAsFloats();
+                    if (hasMins) {
+                        g = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, head + minFactorsAt).reinterpretAsFloats();
+                    }
+                }
+                for (int sub = 0; sub < subs; sub++) {
+                    IntVector i = IntVector.fromArray(INTS, sums, (b * subs + sub) * ROWS + h * HALF);
+                    int csum = levelBias != 0 || hasMins ? codeSum(x, t, b * block + sub * scaleBlock) : 0;
+                    if (levelBias != 0) {
+                        i = i.add(levelBias * csum);
+                    }
+                    int at = blockAt + blockCodeBytes + sub * subScaleBytes + h * oddScales;
+                    acc = acc.add(((FloatVector) i.convert(VectorOperators.I2F, 0))
+                            .mul(scales(c, at, f).mul(aScales[as + b])));
+                    if (hasMins) {
+                        acc = acc.add(scales(c, at - blockCodeBytes + minsAt, g).mul(aScales[as + b] * csum));
+                    }
                 }
             }
-            FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
-            for (int sub = 0; sub < subs; sub++) {
-                int k = (b * subs + sub) * ROWS;
-                IntVector i0 = IntVector.fromArray(INTS, sums, k);
-                IntVector i1 = IntVector.fromArray(INTS, sums, k + HALF);
-                int csum = levelBias != 0 || hasMins ? codeSum(x, t, b * block + sub * scaleBlock) : 0;
-                if (levelBias != 0) {
-                    i0 = i0.add(levelBias * csum);
-                    i1 = i1.add(levelBias * csum);
-                }
-                int at = blockAt + blockCodeBytes + sub * subScaleBytes;
-                acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at, f0).mul(d)));
-                acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales, f1).mul(d)));
-                if (hasMins) {
-                    FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                    int m = blockAt + minsAt + sub * subScaleBytes;
-                    acc0 = acc0.add(scales(c, m, g0).mul(am));
-                    acc1 = acc1.add(scales(c, m + oddScales, g1).mul(am));
-                }
-            }
+            acc.intoArray(out, h * HALF);
         }
-        acc0.intoArray(out, 0);
-        acc1.intoArray(out, HALF);
     }
 
     /**

@@ -173,7 +173,7 @@ class Int8StripsTest {
             int wholeBlocks = cols / 32;
             int codeBytes = codeBytes(bits, 32);
             int scaleBytes = factored.equals("exact") ? 1 : 4;
-            long heads = factored.equals("exact") ? (wholeBlocks + 7) / 8 * 2L * 2 : 0;
+            long heads = factored.equals("exact") ? (wholeBlocks + 7) / 8 * 4L * 2 : 0;
             long perRow = wholeBlocks * (codeBytes + 2L * scaleBytes * (32 / scaleBlock)) + heads;
             long tailBytes = cols % 32 == 0 ? 0 : cols % 32 + 4L * 2 * ((cols % 32 + scaleBlock - 1) / scaleBlock);
             assertEquals(rows * (perRow + tailBytes), st.byteSize(), "strip bytes");
