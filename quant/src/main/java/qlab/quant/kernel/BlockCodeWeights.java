@@ -384,8 +384,7 @@ public final class BlockCodeWeights extends PackedWeights {
                     // 4-bit levels 0..15 (q4_1) go in nibbles shifted down by 8, 5-bit levels 0..31 (q5_1) in
                     // 5-bit codes shifted down by 16: the strips' codes are signed levels plus 8 or 16.
                     int levelBias = bits == 5 ? grid.maxLevel - 15 : bits < 8 ? Math.max(0, grid.maxLevel - 7) : 0;
-                    int stripBits = bits == 5 && SubBlockWeights.FIVE_AS_BYTES ? Int8Strips.NARROW_BYTES : bits;
-                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, stripBits, levelBias, this::levelsOfRow,
+                    strips = new Int8Strips(rows / Int8Strips.ROWS, cols, block, bits, levelBias, this::levelsOfRow,
                             scales, mins);
                 }
             }

@@ -92,6 +92,20 @@ import qlab.quant.Int8Activations;
  * 23.4/22.7/22.2 → 27.0/27.6/28.8 tok/s, q4_0 42.4/41.4/39.7 → 45.8/45.4/45.3 (half the
  * instructions per multiply-add; both measured with the repeated activation copy, see above).
  *
+ * <p>Every layout but q4_0's (nibbles, no minima, bias or factors: {@link #stripNibbles32})
+ * runs an integer kernel that leaves each scale sub-block's 32-bit sums in a small array, then
+ * {@link #fold} for the float steps. In one method, C2 reached its inlining node budget in the
+ * wider loops and left the scale loads as calls returning boxed vectors: per 3072×1024 product
+ * (MatVecBenchmark, hot, one thread, {@code -prof gc}) q5_0 allocated 605 KB, q4_k 2.4 MB,
+ * q4_0 6 KB; split, q5_0 and q5_1 allocate what q4_0 does, and q5_0 ran 12.1k products/s
+ * against 9.4k (q4_0 16.3k). The k-quants' sub-block scales d × sc (and minima dmin × m) are
+ * stored as signed byte multipliers with one f32 factor per row and 256 values ({@link
+ * Factors}): 1 byte per sub-block and row instead of 4, the same f32 products, so the same bits.
+ * q6_k's levels are 6-bit codes, eight to three 16-bit words (6 bits per weight, as stored,
+ * against 8 as bytes); 5-bit codes stay three to a word: as bytes summed eight columns at a time
+ * they ran 7.6k against 8.2k products/s for q5_0 and 4.0k against 4.8k for q5_k (hot, one
+ * thread, 2026-12-01, the loaded 2-vCPU AMD EPYC).
+ *
  * <p>Where the nibble kernel's time goes (a loop over 304 strips × 896 columns, one thread, G
  * multiply-adds/s; "cold" cycles 24 such matrices on 2 MiB pages): 22–23 hot, 15–18 cold.
  * Multiplies replaced by adds: the same 22.7 hot, so the multiplier is not the limit. Activation
@@ -133,11 +147,6 @@ public final class Int8Strips {
      * codes each (bits 0-4, 5-9, 10-14), words 5..9 columns 16..30, word 10 columns 15 and 31.
      */
     static final int FIVE_BIT_WORDS = 11;
-    /**
-     * The code width that asks for byte strips of levels within [−32, 31] (after the level bias),
-     * summed eight columns at a time in 16 bits ({@link #narrowByteSums}).
-     */
-    public static final int NARROW_BYTES = 7;
     /**
      * 16-bit words per row and 32-value block of 6-bit codes: per 8 columns c0..c7 three words,
      * c0 | c1 << 6 | (c6 & 15) << 12, c2 | c3 << 6 | (c7 & 15) << 12 and c4 | c5 << 6 | (c6 >> 4) << 12 | (c7 >> 4) << 14.
@@ -202,8 +211,6 @@ public final class Int8Strips {
     private final int minsAt;
     /** Minima of the partial last block, [strip][ROWS][tailSubs] (empty without one or without minima). */
     private final float[] tailMins;
-    /** Whether the levels are bytes of at most 6 bits, eight columns summed in 16 bits ({@link #narrowByteSums}). */
-    private final boolean narrowBytes;
     /** Whether the strips run {@link #stripNibbles32} (q4_0's layout: nibbles, blocks of 32, no minima, bias or factors). */
     private final boolean fusedNibbles;
     /** Whether the levels are 6-bit codes, eight to three 16-bit words ({@link #sixBitSums}). */
@@ -226,7 +233,8 @@ public final class Int8Strips {
     /**
      * Repacks the first {@code strips × ROWS} rows.
      *
-     * @param bits   the code width (8: byte levels; 1, 2 or 4: levels in [−8, 7], stored as nibbles)
+     * @param bits   the code width (8: byte levels; 6 and 5: codes level + 32 or + 16 packed in 16-bit
+     *               words, blocks of 32 only; 1, 2 or 4: levels in [−8, 7], stored as nibbles)
      * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
      */
     public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
@@ -304,7 +312,6 @@ public final class Int8Strips {
         this.blocksPerRow = (cols + block - 1) / block;
         this.nibbles = bits < 5;
         this.fiveBits = bits == 5;
-        this.narrowBytes = bits == NARROW_BYTES;
         this.sixBits = bits == 6;
         this.scaleBlock = scaleBlock;
         this.subs = block / scaleBlock;
@@ -465,11 +472,7 @@ public final class Int8Strips {
                         putWordBits(strip, blockAt + ((inBlock >>> 3) * 3 + 2) * 2 * ROWS + 2 * lane, (stored >>> 4) << 2 * m);
                     }
                 } else {
-                    int stored = level - levelBias;
-                    if (narrowBytes && (stored < -32 || stored > 31)) {
-                        throw new IllegalArgumentException("level " + level + " does not fit 6 bits");
-                    }
-                    strip[blockAt + inBlock * ROWS + lane] = (byte) stored;
+                    strip[blockAt + inBlock * ROWS + lane] = (byte) (level - levelBias);
                 }
             }
             int scaleBytes = factored ? 1 : halfScales ? 2 : 4;
@@ -710,8 +713,6 @@ public final class Int8Strips {
                             fiveBitSums(s, x, t, sums);
                         } else if (sixBits) {
                             sixBitSums(s, x, t, sums);
-                        } else if (narrowBytes) {
-                            narrowByteSums(s, x, t, sums);
                         } else {
                             byteSums(s, x, t, sums);
                         }
@@ -912,50 +913,6 @@ public final class Int8Strips {
                 w += 2;
                 if (((k + 2) & (scaleBlock - 1)) == 0) {
                     int at = (b * block + k + 2 - scaleBlock) / scaleBlock * ROWS;
-                    i0.intoArray(sums, at);
-                    i1.intoArray(sums, at + HALF);
-                    i0 = IntVector.zero(INTS);
-                    i1 = i0;
-                }
-            }
-        }
-    }
-
-    /**
-     * Byte levels of at most 6 bits (stored level − levelBias in [−32, 31]): eight columns'
-     * products summed in 16-bit lanes, exact since |Σ| ≤ 8 × 32 × 127 = 32512, then sign-extended
-     * into the even and odd lanes' 32-bit sums. Per column a widening load, a broadcast, a
-     * multiply and an add; the 8-bit kernel's five widening operations per column pair are paid
-     * once per eight columns.
-     */
-    private void narrowByteSums(int s, Activations x, int t, int[] sums) {
-        byte[] c = codes[s / stripsPerArray];
-        int base = (int) ((s % stripsPerArray) * stripBytes);
-        int[] q = x.pairs;
-        int row = t * cols;
-        for (int b = 0; b < vectorCols / block; b++) {
-            IntVector i0 = IntVector.zero(INTS);
-            IntVector i1 = i0;
-            int p = base + blockAt(b);
-            int w = row + b * block;
-            for (int k = 0; k < block; k += 8) {
-                ShortVector evenCols = ShortVector.zero(SHORTS);
-                ShortVector oddCols = evenCols;
-                for (int m = 0; m < 8; m += 2) {
-                    ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
-                            .convertShape(VectorOperators.B2S, SHORTS, 0);
-                    ShortVector u = (ShortVector) ByteVector.fromArray(BYTES, c, p + ROWS)
-                            .convertShape(VectorOperators.B2S, SHORTS, 0);
-                    evenCols = evenCols.add(v.mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()));
-                    oddCols = oddCols.add(u.mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
-                    p += 2 * ROWS;
-                    w += 2;
-                }
-                IntVector pairs = evenCols.add(oddCols).reinterpretAsInts();
-                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
-                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
-                if (((k + 8) & (scaleBlock - 1)) == 0) {
-                    int at = (b * block + k + 8 - scaleBlock) / scaleBlock * ROWS;
                     i0.intoArray(sums, at);
                     i1.intoArray(sums, at + HALF);
                     i0 = IntVector.zero(INTS);

@@ -119,7 +119,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     /** Levels of values j .. j + {@link Lanes#COUNT} − 1 of a row (j a multiple of the lane count), one per byte lane. */
     abstract ByteVector chunk(int row, int j);
 
-    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 5 or 4 (see {@link Int8Strips}). */
+    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 6, 5 or 4 (see {@link Int8Strips}). */
     int int8StripBits() {
         return 8;
     }
@@ -136,11 +136,6 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     Int8Strips.Factors int8Factors() {
         return null;
     }
-
-    /** Temporary switches for alternating measurements of the strip layouts. */
-    static final boolean FACTORS = !"false".equals(System.getProperty("qlab.int8.factors"));
-    static final boolean FIVE_AS_BYTES = "bytes".equals(System.getProperty("qlab.int8.five"));
-    static final String SIX_LAYOUT = System.getProperty("qlab.int8.six", "words");
 
     /** Levels as bytes, copied at pack time. */
     static final class Copied extends SubBlockWeights {
@@ -253,7 +248,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         /** d × sc and dmin × m: d at byte 0 of a block, dmin at byte 2. */
         @Override
         Int8Strips.Factors int8Factors() {
-            return FACTORS ? new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true)) : null;
+            return new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true));
         }
     }
 
@@ -298,7 +293,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
 
         @Override
         int int8StripBits() {
-            return FIVE_AS_BYTES ? Int8Strips.NARROW_BYTES : 5;
+            return 5;
         }
 
         @Override
@@ -309,7 +304,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         /** d × sc and dmin × m: d at byte 0 of a block, dmin at byte 2. */
         @Override
         Int8Strips.Factors int8Factors() {
-            return FACTORS ? new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true)) : null;
+            return new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true));
         }
     }
 
@@ -350,13 +345,13 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
 
         @Override
         int int8StripBits() {
-            return SIX_LAYOUT.equals("pairs") ? 8 : SIX_LAYOUT.equals("narrow") ? Int8Strips.NARROW_BYTES : 6;
+            return 6;
         }
 
         /** d × sc: d at byte 208 of a block, one per 16 sub-blocks of 16. */
         @Override
         Int8Strips.Factors int8Factors() {
-            return FACTORS ? new Int8Strips.Factors(16, blockHalves(208, false), null) : null;
+            return new Int8Strips.Factors(16, blockHalves(208, false), null);
         }
     }
 

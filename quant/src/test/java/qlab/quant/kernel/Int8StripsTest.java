@@ -21,15 +21,14 @@ class Int8StripsTest {
     @CsvSource({
         "96, 32, 4, false", "96, 32, 4, true", "100, 32, 4, false", "256, 64, 4, false", "256, 128, 4, true",
         "96, 32, 8, false", "100, 32, 8, true", "256, 128, 8, false", "96, 32, 2, false", "96, 32, 5, false",
-        "112, 32, 5, true", "33, 32, 5, false", "96, 32, 6, false", "100, 32, 6, true", "96, 32, 7, false",
-        "100, 32, 7, true", "256, 64, 7, false"})
+        "112, 32, 5, true", "33, 32, 5, false", "96, 32, 6, false", "100, 32, 6, true"})
     void everyRowIsItsScalarFoldWithHalfOrFloatScales(int cols, int block, int bits, boolean oneF32Scale) {
         int strips = 3;
         int rows = strips * Int8Strips.ROWS;
         int blocksPerRow = (cols + block - 1) / block;
         SplittableRandom r = new SplittableRandom(cols * 31L + block * 7L + bits + (oneF32Scale ? 1 : 0));
         int[] levels = new int[rows * cols];
-        int max = bits == 8 ? 127 : bits == Int8Strips.NARROW_BYTES ? 31 : (1 << bits - 1) - 1;
+        int max = bits == 8 ? 127 : (1 << bits - 1) - 1;
         for (int i = 0; i < levels.length; i++) {
             levels[i] = r.nextInt(bits == 8 ? -max : -max - 1, max + 1);
         }
@@ -90,12 +89,12 @@ class Int8StripsTest {
         }
     }
 
-    /** Bytes of one row's codes per block in strips of the given code width (7: {@link Int8Strips#NARROW_BYTES}). */
+    /** Bytes of one row's codes per block in strips of the given code width. */
     private static int codeBytes(int bits, int block) {
         return switch (bits) {
             case 5 -> 2 * Int8Strips.FIVE_BIT_WORDS * block / 32;
             case 6 -> 2 * Int8Strips.SIX_BIT_WORDS * block / 32;
-            case 7, 8 -> block;
+            case 8 -> block;
             default -> block / 2;
         };
     }
@@ -112,11 +111,10 @@ class Int8StripsTest {
     @ParameterizedTest(name = "{0} cols, scale per {1}, {2}-bit strips, levels {3}..{4} less {5}, factors: {6}")
     @CsvSource({"96, 16, 8, -32, 31, 0, none", "100, 16, 8, -32, 31, 0, none", "120, 16, 8, -32, 31, 0, none",
         "96, 32, 5, 0, 31, 16, none", "100, 32, 5, 0, 31, 16, none", "96, 32, 4, 0, 15, 8, none",
-        "127, 32, 4, 0, 15, 8, none", "96, 16, 7, -32, 31, 0, none", "120, 16, 7, -32, 31, 0, none",
-        "96, 32, 7, 0, 31, 16, none", "96, 16, 6, -32, 31, 0, none", "120, 16, 6, -32, 31, 0, none",
+        "127, 32, 4, 0, 15, 8, none", "96, 16, 6, -32, 31, 0, none", "120, 16, 6, -32, 31, 0, none",
         "96, 32, 6, 0, 63, 32, none",
-        "512, 16, 6, -32, 31, 0, exact", "520, 16, 7, -32, 31, 0, exact", "300, 16, 8, -32, 31, 0, exact",
-        "512, 32, 4, 0, 15, 8, exact", "520, 32, 5, 0, 31, 16, exact", "512, 32, 7, 0, 31, 16, exact",
+        "512, 16, 6, -32, 31, 0, exact", "300, 16, 8, -32, 31, 0, exact",
+        "512, 32, 4, 0, 15, 8, exact", "520, 32, 5, 0, 31, 16, exact",
         "512, 32, 4, 0, 15, 8, inexact", "512, 16, 6, -32, 31, 0, inexact"})
     void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int lowest, int highest,
             int levelBias, String factored) {
