@@ -92,20 +92,6 @@ import qlab.quant.Int8Activations;
  * 23.4/22.7/22.2 → 27.0/27.6/28.8 tok/s, q4_0 42.4/41.4/39.7 → 45.8/45.4/45.3 (half the
  * instructions per multiply-add; both measured with the repeated activation copy, see above).
  *
- * <p>Every layout but q4_0's (nibbles, no minima, bias or factors: {@link #stripNibbles32})
- * runs an integer kernel that leaves each scale sub-block's 32-bit sums in a small array, then
- * {@link #fold} for the float steps. In one method, C2 reached its inlining node budget in the
- * wider loops and left the scale loads as calls returning boxed vectors: per 3072×1024 product
- * (MatVecBenchmark, hot, one thread, {@code -prof gc}) q5_0 allocated 605 KB, q4_k 2.4 MB,
- * q4_0 6 KB; split, q5_0 and q5_1 allocate what q4_0 does, and q5_0 ran 12.1k products/s
- * against 9.4k (q4_0 16.3k). The k-quants' sub-block scales d × sc (and minima dmin × m) are
- * stored as signed byte multipliers with one f32 factor per row and 256 values ({@link
- * Factors}): 1 byte per sub-block and row instead of 4, the same f32 products, so the same bits.
- * q6_k's levels are 6-bit codes, eight to three 16-bit words (6 bits per weight, as stored,
- * against 8 as bytes); 5-bit codes stay three to a word: as bytes summed eight columns at a time
- * they ran 7.6k against 8.2k products/s for q5_0 and 4.0k against 4.8k for q5_k (hot, one
- * thread, 2026-12-01, the loaded 2-vCPU AMD EPYC).
- *
  * <p>Where the nibble kernel's time goes (a loop over 304 strips × 896 columns, one thread, G
  * multiply-adds/s; "cold" cycles 24 such matrices on 2 MiB pages): 22–23 hot, 15–18 cold.
  * Multiplies replaced by adds: the same 22.7 hot, so the multiplier is not the limit. Activation
@@ -137,8 +123,6 @@ public final class Int8Strips {
     /** The bytes of half a strip's fp16 scales, and of its f32 ones. */
     private static final VectorSpecies<Byte> HALF_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 16));
     private static final VectorSpecies<Byte> FLOAT_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 32));
-    /** The bytes of half a strip's scale multipliers ({@link Factors}). */
-    private static final VectorSpecies<Byte> MULTIPLIER_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 8));
     /** The bytes of a short vector of {@link #ROWS} lanes: one 16-bit word of 5-bit codes per row. */
     private static final VectorSpecies<Byte> WORD_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(ROWS * 16));
     private static final boolean NATIVE_LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -147,11 +131,6 @@ public final class Int8Strips {
      * codes each (bits 0-4, 5-9, 10-14), words 5..9 columns 16..30, word 10 columns 15 and 31.
      */
     static final int FIVE_BIT_WORDS = 11;
-    /**
-     * 16-bit words per row and 32-value block of 6-bit codes: per 8 columns c0..c7 three words,
-     * c0 | c1 << 6 | (c6 & 15) << 12, c2 | c3 << 6 | (c7 & 15) << 12 and c4 | c5 << 6 | (c6 >> 4) << 12 | (c7 >> 4) << 14.
-     */
-    static final int SIX_BIT_WORDS = 12;
     /** Strips are kept in arrays of at most this many bytes. */
     static final long MAX_ARRAY_BYTES = 1L << 30;
 
@@ -166,7 +145,7 @@ public final class Int8Strips {
     private final int block;
     private final int blocksPerRow;
     private final boolean nibbles;
-    /** Whether the levels are 5-bit codes, three to a 16-bit word ({@link #fiveBitSums}). */
+    /** Whether the levels are 5-bit codes, three to a 16-bit word ({@link #stripFiveBits}). */
     private final boolean fiveBits;
     /** Values per weight scale: the block, or 16 inside 32-value blocks (the k-quants' sub-blocks). */
     private final int scaleBlock;
@@ -211,34 +190,15 @@ public final class Int8Strips {
     private final int minsAt;
     /** Minima of the partial last block, [strip][ROWS][tailSubs] (empty without one or without minima). */
     private final float[] tailMins;
-    /** Whether the strips run {@link #stripNibbles32} (q4_0's layout: nibbles, blocks of 32, no minima, bias or factors). */
-    private final boolean fusedNibbles;
-    /** Whether the levels are 6-bit codes, eight to three 16-bit words ({@link #sixBitSums}). */
-    private final boolean sixBits;
-    /**
-     * Whether the whole blocks' scales (and minima) are stored as signed byte multipliers of a
-     * factor per group of {@link #factorBlocks} blocks ({@link Factors}), the factors at the head of
-     * their group: the k-quants' d × sc in 1 byte per sub-block and row, not 4.
-     */
-    private final boolean factored;
-    /** Blocks per factor group (a power of two; 1 without factors). */
-    private final int factorBlocks;
-    private final int factorShift;
-    /** Bytes of a group's head: the {@link #ROWS} scale factors, then the minima's; 0 without factors. */
-    private final int factorBytes;
-    /** Offset of the second half's factors after the first half's, and of the minima's factors after the scales'. */
-    private final int oddFactors;
-    private final int minFactorsAt;
 
     /**
      * Repacks the first {@code strips × ROWS} rows.
      *
-     * @param bits   the code width (8: byte levels; 6 and 5: codes level + 32 or + 16 packed in 16-bit
-     *               words, blocks of 32 only; 1, 2 or 4: levels in [−8, 7], stored as nibbles)
+     * @param bits   the code width (8: byte levels; 1, 2 or 4: levels in [−8, 7], stored as nibbles)
      * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
      */
     public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
-        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, null, MAX_ARRAY_BYTES);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, MAX_ARRAY_BYTES);
     }
 
     /**
@@ -249,7 +209,7 @@ public final class Int8Strips {
      */
     public Int8Strips(int strips, int cols, int block, int bits, int levelBias, Levels levels, float[] scales,
                       float[] mins) {
-        this(strips, cols, block, block, (cols + block - 1) / block, bits, levelBias, levels, scales, mins, null, MAX_ARRAY_BYTES);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
     }
 
     /**
@@ -262,48 +222,23 @@ public final class Int8Strips {
      */
     public Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
                       Levels levels, float[] scales, float[] mins) {
-        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, null, MAX_ARRAY_BYTES);
-    }
-
-    /**
-     * As above, with the sub-block scales (and minima) given as integers times a factor per group
-     * of sub-blocks ({@link Factors}); where they are not, the strips keep the scales as floats.
-     */
-    public Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
-                      Levels levels, float[] scales, float[] mins, Factors factors) {
-        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, factors, MAX_ARRAY_BYTES);
+        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
     }
 
     /** As above, with the strips in arrays of at most {@code maxArrayBytes} (whole strips; tests use small ones). */
     Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales, long maxArrayBytes) {
-        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, null, maxArrayBytes);
-    }
-
-    /**
-     * The factors of a format whose sub-block scales are small integers times one float per group
-     * of sub-blocks (the k-quants: scale = d × sc, min = dmin × m, d and dmin per 256 values):
-     * per row and group, the factor of the scales and, for a format with minima, of the minima
-     * (as passed: the negated dmin where the minima are negated). The strips find each multiplier
-     * (a signed byte) and keep it only if factor × multiplier is bitwise the scale in f32, so
-     * the product is unchanged; one that is not makes them keep every scale as a float.
-     *
-     * @param subBlocksPerFactor scale sub-blocks per group (a power of two: 8 for q4_k's 32-value
-     *                           sub-blocks of 256, 16 for q6_k's 16-value ones)
-     * @param scaleFactors       [rows, scalesPerRow / subBlocksPerFactor]
-     * @param minFactors         laid out as {@code scaleFactors}; null without minima
-     */
-    public record Factors(int subBlocksPerFactor, float[] scaleFactors, float[] minFactors) {
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, maxArrayBytes);
     }
 
     Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
-               Levels levels, float[] scales, float[] mins, Factors factors, long maxArrayBytes) {
+               Levels levels, float[] scales, float[] mins, long maxArrayBytes) {
         if (block < 32 || Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
         }
         if (scaleBlock < 16 || Integer.bitCount(scaleBlock) != 1 || scaleBlock > block) {
             throw new IllegalArgumentException("scale block must be a power of two in [16, " + block + "], got " + scaleBlock);
         }
-        if (bits < 6 && scaleBlock != block || (bits == 5 || bits == 6) && block != 32) {
+        if (bits < 8 && scaleBlock != block || bits == 5 && block != 32) {
             throw new IllegalArgumentException(bits + "-bit levels need one scale per block of 32 (5 bits) or any block (4 bits)");
         }
         this.strips = strips;
@@ -312,51 +247,21 @@ public final class Int8Strips {
         this.blocksPerRow = (cols + block - 1) / block;
         this.nibbles = bits < 5;
         this.fiveBits = bits == 5;
-        this.sixBits = bits == 6;
         this.scaleBlock = scaleBlock;
         this.subs = block / scaleBlock;
         this.scalesPerRow = scalesPerRow;
         this.vectorCols = cols / block * block;
         this.levelBias = levelBias;
         this.hasMins = mins != null;
-        int rows = strips * ROWS;
-        int wholeScales = vectorCols / scaleBlock;
-        byte[] scaleMultipliers = null;
-        byte[] minMultipliers = null;
-        if (factors != null) {
-            int per = factors.subBlocksPerFactor();
-            if (per < 1 || Integer.bitCount(per) != 1 || per * scaleBlock < block) {
-                throw new IllegalArgumentException("factor groups of " + per + " sub-blocks of " + scaleBlock
-                        + " do not hold whole blocks of " + block);
-            }
-            if (hasMins != (factors.minFactors() != null)) {
-                throw new IllegalArgumentException("factors of the minima must be given exactly when minima are");
-            }
-            scaleMultipliers = multipliers(rows, scalesPerRow, wholeScales, scales, factors.scaleFactors(), per);
-            minMultipliers = hasMins && scaleMultipliers != null
-                    ? multipliers(rows, scalesPerRow, wholeScales, mins, factors.minFactors(), per) : null;
-        }
-        this.factored = scaleMultipliers != null && (!hasMins || minMultipliers != null);
-        int groupBlocks = factors == null ? 1 : factors.subBlocksPerFactor() * scaleBlock / block;
-        this.factorBlocks = factored ? groupBlocks : 1;
-        this.factorShift = Integer.numberOfTrailingZeros(factorBlocks);
-        int wholeBlocks = vectorCols / block;
-        int groups = (wholeBlocks + factorBlocks - 1) / factorBlocks;
-        int factorsPerRow = factors == null ? 0 : (scalesPerRow + factors.subBlocksPerFactor() - 1) / factors.subBlocksPerFactor();
-        int factorScaleBytes = 4;
-        this.oddFactors = HALF * factorScaleBytes;
-        this.minFactorsAt = ROWS * factorScaleBytes;
-        this.factorBytes = factored ? ROWS * factorScaleBytes * (hasMins ? 2 : 1) : 0;
-        this.halfScales = !factored && halfScales(rows, scalesPerRow, wholeScales, scales)
-                && (mins == null || halfScales(rows, scalesPerRow, wholeScales, mins));
-        int scaleBytes = factored ? 1 : halfScales ? 2 : 4;
-        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : fiveBits ? 2 * FIVE_BIT_WORDS : sixBits ? 2 * SIX_BIT_WORDS : block);
+        this.halfScales = halfScales(strips * ROWS, scalesPerRow, vectorCols / scaleBlock, scales)
+                && (mins == null || halfScales(strips * ROWS, scalesPerRow, vectorCols / scaleBlock, mins));
+        int scaleBytes = halfScales ? 2 : 4;
+        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : fiveBits ? 2 * FIVE_BIT_WORDS : block);
         this.subScaleBytes = ROWS * scaleBytes;
         this.minsAt = blockCodeBytes + subs * subScaleBytes;
         this.blockStride = blockCodeBytes + subs * subScaleBytes * (hasMins ? 2 : 1);
         this.oddScales = HALF * scaleBytes;
-        this.stripBytes = (long) blockStride * wholeBlocks + (long) factorBytes * groups;
-        this.fusedNibbles = nibbles && block == 32 && !factored && !hasMins && levelBias == 0;
+        this.stripBytes = (long) blockStride * (vectorCols / block);
         if (stripBytes > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("a strip of " + cols + " columns (" + stripBytes + " bytes) does not fit an array");
         }
@@ -369,39 +274,8 @@ public final class Int8Strips {
         this.tailSubs = (cols - vectorCols + scaleBlock - 1) / scaleBlock;
         this.tailScales = new float[strips * ROWS * tailSubs];
         this.tailMins = new float[hasMins ? strips * ROWS * tailSubs : 0];
-        byte[] sm = factored ? scaleMultipliers : null;
-        byte[] mm = factored ? minMultipliers : null;
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
-        java.util.stream.IntStream.range(0, strips).parallel()
-                .forEach(s -> pack(s, levels, scales, mins, sm, mm, factors, factorsPerRow));
-    }
-
-    /**
-     * Each whole sub-block's multiplier: the signed byte m with factor × m bitwise the value in
-     * f32 (zero factors: 0, −1 or 1, for the sign of a zero); null if some value has none.
-     */
-    private static byte[] multipliers(int rows, int perRow, int whole, float[] values, float[] factors, int per) {
-        int factorsPerRow = (perRow + per - 1) / per;
-        byte[] m = new byte[rows * perRow];
-        for (int r = 0; r < rows; r++) {
-            for (int k = 0; k < whole; k++) {
-                float f = factors[r * factorsPerRow + k / per];
-                int want = Float.floatToRawIntBits(values[r * perRow + k]);
-                int first = f != 0 && Float.isFinite(f) ? Math.round(values[r * perRow + k] / f) : 0;
-                boolean found = false;
-                for (int c : new int[] {first, -1, 1}) {
-                    if (c >= -128 && c <= 127 && Float.floatToRawIntBits(f * c) == want) {
-                        m[r * perRow + k] = (byte) c;
-                        found = true;
-                        break;
-                    }
-                }
-                if (!found) {
-                    return null;
-                }
-            }
-        }
-        return m;
+        java.util.stream.IntStream.range(0, strips).parallel().forEach(s -> pack(s, levels, scales, mins));
     }
 
     /**
@@ -422,17 +296,10 @@ public final class Int8Strips {
         return true;
     }
 
-    /** Where block b of a strip starts, from the strip's start: after the blocks before it and their groups' factors. */
-    private int blockAt(int b) {
-        return b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
-    }
-
-    private void pack(int s, Levels levels, float[] rowScales, float[] rowMins, byte[] scaleMultipliers,
-                      byte[] minMultipliers, Factors factors, int factorsPerRow) {
+    private void pack(int s, Levels levels, float[] rowScales, float[] rowMins) {
         int tailCols = cols - vectorCols;
         byte[] strip = new byte[(int) stripBytes];
         float[] rowLevels = new float[cols];
-        int wholeBlocks = vectorCols / block;
         for (int r = 0; r < ROWS; r++) {
             int row = s * ROWS + r;
             int lane = lane(r);
@@ -440,7 +307,7 @@ public final class Int8Strips {
             for (int j = 0; j < vectorCols; j++) {
                 int level = (int) rowLevels[j];
                 int inBlock = j & (block - 1);
-                int blockAt = blockAt(j / block);
+                int blockAt = j / block * blockStride;
                 if (nibbles) {
                     int stored = level - levelBias;
                     if (stored < -8 || stored > 7) {
@@ -457,49 +324,23 @@ public final class Int8Strips {
                     int m = inBlock & 15;
                     int word = m < 15 ? 5 * half + m / 3 : 10;
                     int shift = m < 15 ? 5 * (m % 3) : 5 * half;
-                    putWordBits(strip, blockAt + word * 2 * ROWS + 2 * lane, stored << shift);
-                } else if (sixBits) {
-                    int stored = level - levelBias + 32;
-                    if (stored < 0 || stored > 63) {
-                        throw new IllegalArgumentException("level " + level + " does not fit a 6-bit code");
-                    }
-                    int m = inBlock & 7;
-                    // word (m < 6 ? m / 2 : m - 6) of the group: c0..c5 at bits 6 × (m % 2), c6 and c7's low four bits at 12
-                    int word = m < 6 ? m >>> 1 : m - 6;
-                    int v = m < 6 ? stored << 6 * (m & 1) : (stored & 15) << 12;
-                    putWordBits(strip, blockAt + ((inBlock >>> 3) * 3 + word) * 2 * ROWS + 2 * lane, v);
-                    if (m >= 6) {
-                        putWordBits(strip, blockAt + ((inBlock >>> 3) * 3 + 2) * 2 * ROWS + 2 * lane, (stored >>> 4) << 2 * m);
-                    }
+                    int at = blockAt + word * 2 * ROWS + 2 * lane;
+                    int lo = NATIVE_LITTLE ? at : at + 1;
+                    int hi = NATIVE_LITTLE ? at + 1 : at;
+                    int v = (strip[lo] & 0xFF | (strip[hi] & 0xFF) << 8) | stored << shift;
+                    strip[lo] = (byte) v;
+                    strip[hi] = (byte) (v >>> 8);
                 } else {
-                    strip[blockAt + inBlock * ROWS + lane] = (byte) (level - levelBias);
+                    strip[blockAt + (inBlock >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
                 }
             }
-            int scaleBytes = factored ? 1 : halfScales ? 2 : 4;
-            for (int b = 0; b < wholeBlocks; b++) {
+            int scaleBytes = halfScales ? 2 : 4;
+            for (int b = 0; b < vectorCols / block; b++) {
                 for (int k = 0; k < subs; k++) {
-                    int at = blockAt(b) + k * subScaleBytes + r * scaleBytes;
-                    int i = row * scalesPerRow + b * subs + k;
-                    if (factored) {
-                        strip[blockCodeBytes + at] = scaleMultipliers[i];
-                        if (hasMins) {
-                            strip[minsAt + at] = minMultipliers[i];
-                        }
-                    } else {
-                        putScale(strip, blockCodeBytes + at, rowScales[i], halfScales);
-                        if (hasMins) {
-                            putScale(strip, minsAt + at, rowMins[i], halfScales);
-                        }
-                    }
-                }
-            }
-            if (factored) {
-                int factorScaleBytes = 4;
-                for (int g = 0; g * factorBlocks < wholeBlocks; g++) {
-                    int at = blockAt(g * factorBlocks) - factorBytes + r * factorScaleBytes;
-                    putScale(strip, at, factors.scaleFactors()[row * factorsPerRow + g], false);
+                    int at = b * blockStride + k * subScaleBytes + r * scaleBytes;
+                    putScale(strip, blockCodeBytes + at, rowScales[row * scalesPerRow + b * subs + k]);
                     if (hasMins) {
-                        putScale(strip, at + minFactorsAt, factors.minFactors()[row * factorsPerRow + g], false);
+                        putScale(strip, minsAt + at, rowMins[row * scalesPerRow + b * subs + k]);
                     }
                 }
             }
@@ -516,49 +357,28 @@ public final class Int8Strips {
         System.arraycopy(strip, 0, codes[s / stripsPerArray], (int) ((s % stripsPerArray) * stripBytes), strip.length);
     }
 
-    /** ORs bits into the native-order 16-bit word at strip[at]. */
-    private static void putWordBits(byte[] strip, int at, int bits) {
-        int lo = NATIVE_LITTLE ? at : at + 1;
-        int hi = NATIVE_LITTLE ? at + 1 : at;
-        int v = (strip[lo] & 0xFF | (strip[hi] & 0xFF) << 8) | bits;
-        strip[lo] = (byte) v;
-        strip[hi] = (byte) (v >>> 8);
-    }
-
-    /** One row's scale, minimum or factor at strip[at]: fp16 or f32, in native byte order (the kernels reinterpret it). */
-    private static void putScale(byte[] strip, int at, float scale, boolean half) {
-        int bits = half ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
-        for (int k = 0; k < (half ? 2 : 4); k++) {
-            strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (half ? 1 : 3) - k));
+    /** One row's scale (or minimum) of a block at strip[at]: fp16 or f32, in native byte order (the kernels reinterpret it). */
+    private void putScale(byte[] strip, int at, float scale) {
+        int bits = halfScales ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
+        for (int k = 0; k < (halfScales ? 2 : 4); k++) {
+            strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (halfScales ? 1 : 3) - k));
         }
     }
 
     /**
-     * Half a strip's floats (rows 0 .. HALF or HALF .. ROWS: weight scales, minima or factors)
-     * from byte offset {@code at}: fp16 widened exactly (sign, then exponent and mantissa shifted
-     * into place as a float 2^−112 too small, times 2^112: subnormal halves come out as the right
-     * normal floats), or f32 as stored.
+     * The weight scales of half a strip's rows (rows 0 .. HALF or HALF .. ROWS) for
+     * one block, from byte offset {@code at}: fp16 widened exactly (sign, then exponent and
+     * mantissa shifted into place as a float 2^−112 too small, times 2^112: subnormal halves come
+     * out as the right normal floats), or f32 as stored.
      */
-    private static FloatVector floats(byte[] c, int at, boolean half) {
-        if (half) {
+    private FloatVector scales(byte[] c, int at) {
+        if (halfScales) {
             IntVector h = (IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0);
             return h.and(0x8000_0000).or(h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13))
                     .reinterpretAsFloats().mul(0x1p112f);
         }
         return ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats();
-    }
-
-    /**
-     * Half a strip's weight scales (or minima) of one sub-block, from byte offset {@code at}: as
-     * stored, or, {@link #factored}, each row's multiplier byte times its group's factor (the
-     * product the format's scale is, so the same bits).
-     */
-    private FloatVector scales(byte[] c, int at, FloatVector factor) {
-        if (factored) {
-            return ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at).castShape(FLOATS, 0)).mul(factor);
-        }
-        return floats(c, at, halfScales);
     }
 
     /**
@@ -601,8 +421,6 @@ public final class Int8Strips {
         final short[] corr16; // [tokens][cols / 16]
         /** Each code as a 16-bit value twice over, so one 32-bit broadcast load fills the short lanes with it. */
         final int[] pairs;   // [tokens][cols]
-        /** 32 × each 8-column chunk's code sum (the 6-bit codes' correction), made by the first kernel that needs it. */
-        private volatile short[] corr8; // [tokens][cols / 8]
 
         public Activations(Int8Activations a) {
             this.a = a;
@@ -650,28 +468,6 @@ public final class Int8Strips {
         public Int8Activations codes() {
             return a;
         }
-
-        /** {@link #corr8}, made once (threads that race make the same values). */
-        short[] corr8() {
-            short[] c = corr8;
-            if (c == null) {
-                int cols = a.cols();
-                int eighths = cols / 8;
-                byte[] q = a.codes();
-                c = new short[a.tokens() * eighths];
-                for (int t = 0; t < a.tokens(); t++) {
-                    for (int e = 0; e < eighths; e++) {
-                        int sum = 0;
-                        for (int j = t * cols + 8 * e; j < t * cols + 8 * e + 8; j++) {
-                            sum += q[j];
-                        }
-                        c[t * eighths + e] = (short) (32 * sum);
-                    }
-                }
-                corr8 = c;
-            }
-            return c;
-        }
     }
 
     /**
@@ -696,7 +492,6 @@ public final class Int8Strips {
             return;
         }
         float[] out = new float[ROWS];
-        int[] sums = new int[Math.max(1, vectorCols / scaleBlock) * ROWS];
         int group = stripsPerPass();
         int stripStart = rowStart / ROWS;
         int stripEnd = (rowEnd + ROWS - 1) / ROWS;
@@ -704,19 +499,12 @@ public final class Int8Strips {
             int last = Math.min(stripEnd, first + group);
             for (int t = 0; t < a.tokens(); t++) {
                 for (int s = first; s < last; s++) {
-                    if (fusedNibbles) {
-                        stripNibbles32(s, x, t, out);
+                    if (nibbles) {
+                        stripNibbles(s, x, t, out);
+                    } else if (fiveBits) {
+                        stripFiveBits(s, x, t, out);
                     } else {
-                        if (nibbles) {
-                            nibbleSums(s, x, t, sums);
-                        } else if (fiveBits) {
-                            fiveBitSums(s, x, t, sums);
-                        } else if (sixBits) {
-                            sixBitSums(s, x, t, sums);
-                        } else {
-                            byteSums(s, x, t, sums);
-                        }
-                        fold(s, x, t, sums, out);
+                        stripBytes(s, x, t, out);
                     }
                     if (vectorCols < cols) {
                         tail(s, a, t, out);
@@ -742,10 +530,65 @@ public final class Int8Strips {
         return (int) Math.max(1, (PASS_BYTES - perToken) / Math.max(1, stripBytes));
     }
 
-    /**
-     * q4_0's kernel (nibbles in 32-value blocks, no minima, no level bias, scales as stored): the
-     * integer sums and the float steps in one loop.
-     */
+    private void stripNibbles(int s, Activations x, int t, float[] out) {
+        if (block == 32) {
+            stripNibbles32(s, x, t, out);
+            return;
+        }
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
+        int chunks = cols / 32;
+        int[] q = x.pairs;
+        int row = t * cols;
+        int corr = t * chunks;
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        int chunksPerBlock = block >>> 5;
+        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
+        for (int b = 0; b < vectorCols / block; b++) {
+            IntVector i0 = IntVector.zero(INTS);
+            IntVector i1 = i0;
+            int blockAt = base + b * blockStride;
+            for (int k0 = b * chunksPerBlock; k0 < (b + 1) * chunksPerBlock; k0++) {
+                int p = blockAt + (k0 - b * chunksPerBlock) * 16 * ROWS;
+                int w = row + k0 * 32;
+                ShortVector evenCols = ShortVector.zero(SHORTS);
+                ShortVector oddCols = evenCols;
+                for (int k = 0; k < 16; k++) {
+                    ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
+                    evenCols = evenCols.add(v.and(low).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()));
+                    oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
+                    p += ROWS;
+                    w += 2;
+                }
+                ShortVector sum = evenCols.add(oddCols).sub(x.corr[corr + k0]);
+                IntVector pairs = sum.reinterpretAsInts();
+                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
+            }
+            int csum = levelBias != 0 || hasMins ? blockSum(x, t, b) : 0;
+            if (levelBias != 0) {
+                i0 = i0.add(levelBias * csum);
+                i1 = i1.add(levelBias * csum);
+            }
+            FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+            int at = blockAt + blockCodeBytes;
+            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            if (hasMins) {
+                FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
+                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+            }
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, HALF);
+    }
+
+    /** {@link #stripNibbles} for 32-value blocks: one chunk per block, its sum converted straight to floats. */
     private void stripNibbles32(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
         int base = (int) ((s % stripsPerArray) * stripBytes);
@@ -783,121 +626,41 @@ public final class Int8Strips {
                 even = even.add(levelBias * csum);
                 odd = odd.add(levelBias * csum);
             }
-            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(floats(c, at, halfScales).mul(d)));
-            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(floats(c, at + oddScales, halfScales).mul(d)));
+            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                acc0 = acc0.add(floats(c, blockAt + minsAt, halfScales).mul(am));
-                acc1 = acc1.add(floats(c, blockAt + minsAt + oddScales, halfScales).mul(am));
+                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
+                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
             }
         }
         acc0.intoArray(out, 0);
         acc1.intoArray(out, HALF);
     }
 
-
-    /**
-     * The float steps of every other layout, after its integer kernel has left each scale
-     * sub-block's exact 32-bit sums in {@code sums} ([sub-block][rows 0 .. HALF, then HALF .. ROWS]):
-     * per sub-block in order, sum += isum × (weight scale × activation scale), then with minima
-     * sum += min × (activation scale × Σ code). Apart because C2 stops inlining when a method
-     * grows past its node budget: in one method with the wider integer loops, the scale loads were
-     * left as calls returning boxed vectors (q5_0 allocated 600 KB per 3072×1024 product, q4_k 2.4
-     * MB, q4_0's fused kernel 6 KB) and ran at a third of q4_0's speed.
-     */
-    private void fold(int s, Activations x, int t, int[] sums, float[] out) {
-        byte[] c = codes[s / stripsPerArray];
-        int base = (int) ((s % stripsPerArray) * stripBytes);
-        int as = t * blocksPerRow;
-        float[] aScales = x.a.scales();
-        // One half of the strip's rows at a time: half the code for C2 to inline, the same float operations per row.
-        for (int h = 0; h < 2; h++) {
-            FloatVector acc = FloatVector.zero(FLOATS);
-            FloatVector f = acc;
-            FloatVector g = acc;
-            for (int b = 0; b < vectorCols / block; b++) {
-                int blockAt = base + blockAt(b);
-                if (factored && (b & factorBlocks - 1) == 0) {
-                    int head = blockAt - factorBytes + h * oddFactors;
-                    f = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, head).reinterpretAsFloats();
-                    if (hasMins) {
-                        g = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, head + minFactorsAt).reinterpretAsFloats();
-                    }
-                }
-                for (int sub = 0; sub < subs; sub++) {
-                    IntVector i = IntVector.fromArray(INTS, sums, (b * subs + sub) * ROWS + h * HALF);
-                    int csum = levelBias != 0 || hasMins ? codeSum(x, t, b * block + sub * scaleBlock) : 0;
-                    if (levelBias != 0) {
-                        i = i.add(levelBias * csum);
-                    }
-                    int at = blockAt + blockCodeBytes + sub * subScaleBytes + h * oddScales;
-                    acc = acc.add(((FloatVector) i.convert(VectorOperators.I2F, 0))
-                            .mul(scales(c, at, f).mul(aScales[as + b])));
-                    if (hasMins) {
-                        acc = acc.add(scales(c, at - blockCodeBytes + minsAt, g).mul(aScales[as + b] * csum));
-                    }
-                }
-            }
-            acc.intoArray(out, h * HALF);
-        }
-    }
-
-    /**
-     * Nibble levels (any block of 32 or more): per 32 columns the wrapping 16-bit sums of
-     * (level + 8) × code, even and odd columns apart, less 8 × Σ code, widened into the block's
-     * 32-bit sums.
-     */
-    private void nibbleSums(int s, Activations x, int t, int[] sums) {
-        byte[] c = codes[s / stripsPerArray];
-        int base = (int) ((s % stripsPerArray) * stripBytes);
-        int chunksPerBlock = block >>> 5;
-        int[] q = x.pairs;
-        int row = t * cols;
-        int corr = t * (cols >>> 5);
-        ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
-        for (int b = 0; b < vectorCols / block; b++) {
-            IntVector i0 = IntVector.zero(INTS);
-            IntVector i1 = i0;
-            int p = base + blockAt(b);
-            for (int k0 = b * chunksPerBlock; k0 < (b + 1) * chunksPerBlock; k0++) {
-                int w = row + k0 * 32;
-                ShortVector evenCols = ShortVector.zero(SHORTS);
-                ShortVector oddCols = evenCols;
-                for (int k = 0; k < 16; k++) {
-                    ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
-                            .convertShape(VectorOperators.ZERO_EXTEND_B2S, SHORTS, 0);
-                    evenCols = evenCols.add(v.and(low).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()));
-                    oddCols = oddCols.add(v.lanewise(VectorOperators.LSHR, 4).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
-                    p += ROWS;
-                    w += 2;
-                }
-                IntVector pairs = evenCols.add(oddCols).sub(x.corr[corr + k0]).reinterpretAsInts();
-                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
-                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
-            }
-            i0.intoArray(sums, b * ROWS);
-            i1.intoArray(sums, b * ROWS + HALF);
-        }
-    }
-
     /**
      * 8-bit levels: each column pair's two products summed in 16 bits, then sign-extended into the
-     * even and odd lanes' 32-bit sums, stored at the end of each scale sub-block. Biasing the pair
-     * sums by 2^15 into unsigned halves saves one of those five operations per pair (sum the int
-     * view and its upper halves; the lower sums are the difference) and gives the same bits, but
-     * measured no faster: MatVecBenchmark q8_0 4864×896 hot, one thread, 9.2/12.0/11.5 vs
-     * 10.7/11.7/10.7 G multiply-adds/s; whole-model q8_0 decode at two threads, five alternating
-     * pairs: -18%, -15%, +10%, -2%, -7% for the biased variant. Not kept.
+     * even and odd lanes' 32-bit sums. Biasing the pair sums by 2^15 into unsigned halves saves one
+     * of those five operations per pair (sum the int view and its upper halves; the lower sums are
+     * the difference) and gives the same bits, but measured no faster: MatVecBenchmark q8_0
+     * 4864×896 hot, one thread, 9.2/12.0/11.5 vs 10.7/11.7/10.7 G multiply-adds/s; whole-model
+     * q8_0 decode at two threads, five alternating pairs: -18%, -15%, +10%, -2%, -7% for the
+     * biased variant. Not kept.
      */
-    private void byteSums(int s, Activations x, int t, int[] sums) {
+    private void stripBytes(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
         int base = (int) ((s % stripsPerArray) * stripBytes);
         int[] q = x.pairs;
         int row = t * cols;
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
         for (int b = 0; b < vectorCols / block; b++) {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
-            int p = base + blockAt(b);
+            int blockAt = base + b * blockStride;
+            int p = blockAt;
             int w = row + b * block;
             for (int k = 0; k < block; k += 2) {
                 ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
@@ -912,66 +675,30 @@ public final class Int8Strips {
                 p += 2 * ROWS;
                 w += 2;
                 if (((k + 2) & (scaleBlock - 1)) == 0) {
-                    int at = (b * block + k + 2 - scaleBlock) / scaleBlock * ROWS;
-                    i0.intoArray(sums, at);
-                    i1.intoArray(sums, at + HALF);
+                    // The end of a scale sub-block: its exact sum times (weight scale × activation scale).
+                    int sub = k / scaleBlock;
+                    int csum = levelBias != 0 || hasMins ? codeSum(x, t, b * block + sub * scaleBlock) : 0;
+                    if (levelBias != 0) {
+                        i0 = i0.add(levelBias * csum);
+                        i1 = i1.add(levelBias * csum);
+                    }
+                    FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+                    int at = blockAt + blockCodeBytes + sub * subScaleBytes;
+                    acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+                    acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+                    if (hasMins) {
+                        FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                        int m = blockAt + minsAt + sub * subScaleBytes;
+                        acc0 = acc0.add(scales(c, m).mul(am));
+                        acc1 = acc1.add(scales(c, m + oddScales).mul(am));
+                    }
                     i0 = IntVector.zero(INTS);
                     i1 = i0;
                 }
             }
         }
-    }
-
-    /**
-     * 6-bit levels (q6_k), stored as codes c = level − levelBias + 32 in 0..63, eight to three
-     * 16-bit words ({@link #SIX_BIT_WORDS} per row and block: 6 bits per weight, as the format
-     * stores them). Per 8 columns three loads and fifteen shifts and masks (the two codes split
-     * over words joined by an or), then per column a broadcast, a multiply and an add. The
-     * wrapping 16-bit sum of c × a less 32 × Σ a over 8 columns is exact (|Σ (c − 32) a| ≤ 32 ×
-     * 127 × 8 = 32512), then sign-extended into the 32-bit sums.
-     */
-    private void sixBitSums(int s, Activations x, int t, int[] sums) {
-        byte[] c = codes[s / stripsPerArray];
-        int base = (int) ((s % stripsPerArray) * stripBytes);
-        int[] q = x.pairs;
-        short[] corr8 = x.corr8();
-        int row = t * cols;
-        int eighths = t * (cols >>> 3);
-        ShortVector low6 = ShortVector.broadcast(SHORTS, (short) 0x3F);
-        ShortVector bits45 = ShortVector.broadcast(SHORTS, (short) 0x30);
-        IntVector i0 = IntVector.zero(INTS);
-        IntVector i1 = i0;
-        int p = base;
-        for (int j = 0; j < vectorCols; j += 8) {
-            if ((j & block - 1) == 0) {
-                p = base + blockAt(j / block);
-            }
-            int w = row + j;
-            ShortVector u = ByteVector.fromArray(WORD_BYTES, c, p).reinterpretAsShorts();
-            ShortVector v = ByteVector.fromArray(WORD_BYTES, c, p + 2 * ROWS).reinterpretAsShorts();
-            ShortVector z = ByteVector.fromArray(WORD_BYTES, c, p + 4 * ROWS).reinterpretAsShorts();
-            ShortVector c6 = u.lanewise(VectorOperators.LSHR, 12).or(z.lanewise(VectorOperators.LSHR, 8).and(bits45));
-            ShortVector c7 = v.lanewise(VectorOperators.LSHR, 12).or(z.lanewise(VectorOperators.LSHR, 10).and(bits45));
-            ShortVector evenCols = u.and(low6).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts())
-                    .add(v.and(low6).mul(IntVector.broadcast(INTS, q[w + 2]).reinterpretAsShorts()))
-                    .add(z.and(low6).mul(IntVector.broadcast(INTS, q[w + 4]).reinterpretAsShorts()))
-                    .add(c6.mul(IntVector.broadcast(INTS, q[w + 6]).reinterpretAsShorts()));
-            ShortVector oddCols = u.lanewise(VectorOperators.LSHR, 6).and(low6).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts())
-                    .add(v.lanewise(VectorOperators.LSHR, 6).and(low6).mul(IntVector.broadcast(INTS, q[w + 3]).reinterpretAsShorts()))
-                    .add(z.lanewise(VectorOperators.LSHR, 6).and(low6).mul(IntVector.broadcast(INTS, q[w + 5]).reinterpretAsShorts()))
-                    .add(c7.mul(IntVector.broadcast(INTS, q[w + 7]).reinterpretAsShorts()));
-            IntVector pairs = evenCols.add(oddCols).sub(corr8[eighths + (j >>> 3)]).reinterpretAsInts();
-            i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
-            i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
-            p += 6 * ROWS;
-            if ((j + 8 & scaleBlock - 1) == 0) {
-                int at = (j + 8 - scaleBlock) / scaleBlock * ROWS;
-                i0.intoArray(sums, at);
-                i1.intoArray(sums, at + HALF);
-                i0 = IntVector.zero(INTS);
-                i1 = i0;
-            }
-        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, HALF);
     }
 
     /**
@@ -980,43 +707,68 @@ public final class Int8Strips {
      * the formats store them), so a load gives each row's word in its lane and a shift and a mask
      * give a code, with no widening. Per 16 columns the wrapping 16-bit sum of c × a less
      * 16 × Σ a is exact (|Σ (c − 16) a| ≤ 16 × 127 × 16 = 32512; 17 columns could overflow): so
-     * two sums per block, columns 0..15 and 16..31, each sign-extended into the 32-bit sums. One
-     * loop serves both halves, so that the method stays within C2's inlining budget.
+     * two sums per block, columns 0..15 and 16..31, each sign-extended into the 32-bit sums.
      */
-    private void fiveBitSums(int s, Activations x, int t, int[] sums) {
+    private void stripFiveBits(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
         int base = (int) ((s % stripsPerArray) * stripBytes);
+        int blocks = vectorCols >>> 5;
         int[] q = x.pairs;
         int row = t * cols;
+        int chunks = t * (cols >>> 5);
         int halves = t * (cols >>> 4);
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
         ShortVector mask = ShortVector.broadcast(SHORTS, (short) 31);
-        for (int b = 0; b < vectorCols >>> 5; b++) {
-            int blockAt = base + blockAt(b);
-            IntVector i0 = IntVector.zero(INTS);
-            IntVector i1 = i0;
-            for (int h = 0; h < 2; h++) {
-                int p = blockAt + h * 10 * ROWS;
-                int w = row + b * 32 + h * 16;
-                ShortVector sum = ShortVector.zero(SHORTS);
-                for (int k = 0; k < 5; k++) {
-                    ShortVector u = ByteVector.fromArray(WORD_BYTES, c, p).reinterpretAsShorts();
-                    sum = sum.add(u.and(mask).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts())
-                            .add(u.lanewise(VectorOperators.LSHR, 5).and(mask).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()))
-                            .add(u.lanewise(VectorOperators.LSHR, 10).mul(IntVector.broadcast(INTS, q[w + 2]).reinterpretAsShorts())));
-                    p += 2 * ROWS;
-                    w += 3;
-                }
-                // Column 15 (or 31) sits in bits 0-4 (or 5-9) of the last word.
-                ShortVector last = ByteVector.fromArray(WORD_BYTES, c, blockAt + 20 * ROWS).reinterpretAsShorts()
-                        .lanewise(VectorOperators.LSHR, 5 * h).and(mask);
-                IntVector pairs = sum.add(last.mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()))
-                        .sub(x.corr16[halves + 2 * b + h]).reinterpretAsInts();
-                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
-                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
+        for (int b = 0; b < blocks; b++) {
+            int blockAt = base + b * blockStride;
+            int p = blockAt;
+            int w = row + b * 32;
+            ShortVector lowCols = ShortVector.zero(SHORTS);
+            ShortVector highCols = lowCols;
+            for (int k = 0; k < 5; k++) {
+                ShortVector u = ByteVector.fromArray(WORD_BYTES, c, p).reinterpretAsShorts();
+                ShortVector v = ByteVector.fromArray(WORD_BYTES, c, p + 10 * ROWS).reinterpretAsShorts();
+                // A word's three products summed first: one add per word on each running sum.
+                lowCols = lowCols.add(u.and(mask).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts())
+                        .add(u.lanewise(VectorOperators.LSHR, 5).and(mask).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()))
+                        .add(u.lanewise(VectorOperators.LSHR, 10).mul(IntVector.broadcast(INTS, q[w + 2]).reinterpretAsShorts())));
+                highCols = highCols.add(v.and(mask).mul(IntVector.broadcast(INTS, q[w + 16]).reinterpretAsShorts())
+                        .add(v.lanewise(VectorOperators.LSHR, 5).and(mask).mul(IntVector.broadcast(INTS, q[w + 17]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 10).mul(IntVector.broadcast(INTS, q[w + 18]).reinterpretAsShorts())));
+                p += 2 * ROWS;
+                w += 3;
             }
-            i0.intoArray(sums, b * ROWS);
-            i1.intoArray(sums, b * ROWS + HALF);
+            ShortVector last = ByteVector.fromArray(WORD_BYTES, c, blockAt + 20 * ROWS).reinterpretAsShorts();
+            w = row + b * 32;
+            lowCols = lowCols.add(last.and(mask).mul(IntVector.broadcast(INTS, q[w + 15]).reinterpretAsShorts()))
+                    .sub(x.corr16[halves + 2 * b]);
+            highCols = highCols.add(last.lanewise(VectorOperators.LSHR, 5).mul(IntVector.broadcast(INTS, q[w + 31]).reinterpretAsShorts()))
+                    .sub(x.corr16[halves + 2 * b + 1]);
+            IntVector lowPairs = lowCols.reinterpretAsInts();
+            IntVector highPairs = highCols.reinterpretAsInts();
+            IntVector even = lowPairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)
+                    .add(highPairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+            IntVector odd = lowPairs.lanewise(VectorOperators.ASHR, 16).add(highPairs.lanewise(VectorOperators.ASHR, 16));
+            int csum = levelBias != 0 || hasMins ? x.sums[chunks + b] : 0;
+            if (levelBias != 0) {
+                even = even.add(levelBias * csum);
+                odd = odd.add(levelBias * csum);
+            }
+            FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+            int at = blockAt + blockCodeBytes;
+            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
+            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            if (hasMins) {
+                FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
+                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+            }
         }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, HALF);
     }
 
     /** Σ activation codes of token t's columns [col, col + scaleBlock) (whole blocks only), from the 16-column chunk sums. */
@@ -1025,6 +777,16 @@ public final class Int8Strips {
         int sum = 0;
         for (int k = col / 16; k < (col + scaleBlock) / 16; k++) {
             sum += x.sums16[t * halves + k];
+        }
+        return sum;
+    }
+
+    /** Σ activation codes of token t's block b (whole blocks only), from the 32-column chunk sums. */
+    private int blockSum(Activations x, int t, int b) {
+        int chunks = cols / 32;
+        int sum = 0;
+        for (int k = b * (block / 32); k < (b + 1) * (block / 32); k++) {
+            sum += x.sums[t * chunks + k];
         }
         return sum;
     }

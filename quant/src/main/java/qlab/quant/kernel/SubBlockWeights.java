@@ -119,7 +119,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     /** Levels of values j .. j + {@link Lanes#COUNT} − 1 of a row (j a multiple of the lane count), one per byte lane. */
     abstract ByteVector chunk(int row, int j);
 
-    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 6, 5 or 4 (see {@link Int8Strips}). */
+    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 5 or 4 (see {@link Int8Strips}). */
     int int8StripBits() {
         return 8;
     }
@@ -127,14 +127,6 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     /** What the strips take off the levels so they fit their codes (16 for 0..31, 8 for 0..15). */
     int int8LevelBias() {
         return 0;
-    }
-
-    /**
-     * The scales' (and minima's) factors per 256 values, with which the strips store each
-     * sub-block's scale as a byte (see {@link Int8Strips.Factors}); null: the scales as floats.
-     */
-    Int8Strips.Factors int8Factors() {
-        return null;
     }
 
     /** Levels as bytes, copied at pack time. */
@@ -188,26 +180,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         final long levelBytes() {
             return (long) rows * stride / 256 * blockBytes;
         }
-
-        /**
-         * The fp16 value at byte {@code offset} of every block, [rows, stride / 256], negated if
-         * asked (the minima's factor: the strips add the negated minima).
-         */
-        final float[] blockHalves(int offset, boolean negate) {
-            int blocks = stride / 256;
-            float[] f = new float[rows * blocks];
-            for (int r = 0; r < rows; r++) {
-                for (int b = 0; b < blocks; b++) {
-                    float v = Float.float16ToFloat(data.get(HALF_LE, r * rowBytes + (long) b * blockBytes + offset));
-                    f[r * blocks + b] = negate ? -v : v;
-                }
-            }
-            return f;
-        }
     }
-
-    private static final java.lang.foreign.ValueLayout.OfShort HALF_LE =
-            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     /**
      * Q4_K blocks read in place: in a 144-byte block, value 64c + l (l < 32) is the low nibble of
@@ -243,12 +216,6 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         @Override
         int int8LevelBias() {
             return 8;
-        }
-
-        /** d × sc and dmin × m: d at byte 0 of a block, dmin at byte 2. */
-        @Override
-        Int8Strips.Factors int8Factors() {
-            return new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true));
         }
     }
 
@@ -300,12 +267,6 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         int int8LevelBias() {
             return 16;
         }
-
-        /** d × sc and dmin × m: d at byte 0 of a block, dmin at byte 2. */
-        @Override
-        Int8Strips.Factors int8Factors() {
-            return new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true));
-        }
     }
 
     /**
@@ -341,17 +302,6 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
             ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 128 + 32 * h + l, java.nio.ByteOrder.LITTLE_ENDIAN)
                     .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
             return low.or(high).sub((byte) 32);
-        }
-
-        @Override
-        int int8StripBits() {
-            return 6;
-        }
-
-        /** d × sc: d at byte 208 of a block, one per 16 sub-blocks of 16. */
-        @Override
-        Int8Strips.Factors int8Factors() {
-            return new Int8Strips.Factors(16, blockHalves(208, false), null);
         }
     }
 
@@ -575,7 +525,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
                         }
                     }
                     strips = new Int8Strips(rows / Int8Strips.ROWS, cols, ACTIVATION_BLOCK, sub, stride >> subShift,
-                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins, int8Factors());
+                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins);
                 }
             }
         }

@@ -21,7 +21,7 @@ class Int8StripsTest {
     @CsvSource({
         "96, 32, 4, false", "96, 32, 4, true", "100, 32, 4, false", "256, 64, 4, false", "256, 128, 4, true",
         "96, 32, 8, false", "100, 32, 8, true", "256, 128, 8, false", "96, 32, 2, false", "96, 32, 5, false",
-        "112, 32, 5, true", "33, 32, 5, false", "96, 32, 6, false", "100, 32, 6, true"})
+        "112, 32, 5, true", "33, 32, 5, false"})
     void everyRowIsItsScalarFoldWithHalfOrFloatScales(int cols, int block, int bits, boolean oneF32Scale) {
         int strips = 3;
         int rows = strips * Int8Strips.ROWS;
@@ -63,7 +63,8 @@ class Int8StripsTest {
         int blocksPerRow = (cols + block - 1) / block;
 
         int wholeBlocks = cols / block;
-        long codeBytes = (long) rows * wholeBlocks * codeBytes(bits, block);
+        long codeBytes = bits == 5 ? (long) rows * wholeBlocks * 2 * Int8Strips.FIVE_BIT_WORDS
+                : (long) rows * wholeBlocks * block / (bits == 8 ? 1 : 2);
         long scaleBytes = (long) rows * wholeBlocks * (oneF32Scale ? 4 : 2);
         long tailBytes = cols % block == 0 ? 0 : (long) rows * (cols % block) + 4L * rows;
         assertEquals(codeBytes + scaleBytes + tailBytes, st.byteSize(), "strip bytes");
@@ -89,70 +90,35 @@ class Int8StripsTest {
         }
     }
 
-    /** Bytes of one row's codes per block in strips of the given code width. */
-    private static int codeBytes(int bits, int block) {
-        return switch (bits) {
-            case 5 -> 2 * Int8Strips.FIVE_BIT_WORDS * block / 32;
-            case 6 -> 2 * Int8Strips.SIX_BIT_WORDS * block / 32;
-            case 8 -> block;
-            default -> block / 2;
-        };
-    }
-
     /**
      * A scale and a min per 16 values inside 32-value activation blocks (the k-quants' sub-blocks),
-     * and 5-bit, 6-bit or nibble codes with a scale and a min per 32 (q5_k, q6_k, q4_k: levels
-     * taken into range by the level bias): every row bitwise the scalar fold over the sub-blocks in
-     * order, sum += isum × (scale × activation scale), then sum += min × (activation scale × Σ
-     * codes), partial last sub-blocks included. With factors (the k-quants' scales d × sc and
-     * minima dmin × m, d and dmin per 256 values) the strips keep one byte per sub-block and row,
-     * and the same bits; a factor some scale is not a small multiple of makes them keep floats.
+     * and 5-bit or nibble codes with a scale and a min per 32 (q5_k, q4_k: levels 0..31 and 0..15,
+     * taken off by the level bias): every row bitwise the scalar fold over the sub-blocks in order,
+     * sum += isum × (scale × activation scale), then sum += min × (activation scale × Σ codes),
+     * partial last sub-blocks included.
      */
-    @ParameterizedTest(name = "{0} cols, scale per {1}, {2}-bit strips, levels {3}..{4} less {5}, factors: {6}")
-    @CsvSource({"96, 16, 8, -32, 31, 0, none", "100, 16, 8, -32, 31, 0, none", "120, 16, 8, -32, 31, 0, none",
-        "96, 32, 5, 0, 31, 16, none", "100, 32, 5, 0, 31, 16, none", "96, 32, 4, 0, 15, 8, none",
-        "127, 32, 4, 0, 15, 8, none", "96, 16, 6, -32, 31, 0, none", "120, 16, 6, -32, 31, 0, none",
-        "96, 32, 6, 0, 63, 32, none",
-        "512, 16, 6, -32, 31, 0, exact", "300, 16, 8, -32, 31, 0, exact",
-        "512, 32, 4, 0, 15, 8, exact", "520, 32, 5, 0, 31, 16, exact",
-        "512, 32, 4, 0, 15, 8, inexact", "512, 16, 6, -32, 31, 0, inexact"})
-    void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int lowest, int highest,
-            int levelBias, String factored) {
+    @ParameterizedTest(name = "{0} cols, scale per {1}, {2}-bit levels 0..{3}")
+    @CsvSource({"96, 16, 8, 63", "100, 16, 8, 63", "120, 16, 8, 63", "96, 32, 5, 31", "100, 32, 5, 31",
+        "96, 32, 4, 15", "127, 32, 4, 15"})
+    void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int maxLevel) {
         int strips = 2;
         int rows = strips * Int8Strips.ROWS;
-        int superBlocks = (cols + 255) / 256;
-        int scalesPerRow = superBlocks * 256 / scaleBlock; // as the k-quants' padded rows
-        int perFactor = 256 / scaleBlock;
-        SplittableRandom r = new SplittableRandom(cols * 13L + scaleBlock + bits + factored.hashCode());
+        int scalesPerRow = (cols + 255) / 256 * 256 / scaleBlock; // as the k-quants' padded rows
+        SplittableRandom r = new SplittableRandom(cols * 13L + scaleBlock + bits);
         int[] levels = new int[rows * cols];
+        int bias = bits == 8 ? 32 : 0; // q6_k's levels are −32..31
         for (int i = 0; i < levels.length; i++) {
-            levels[i] = r.nextInt(lowest, highest + 1);
+            levels[i] = r.nextInt(maxLevel + 1) - bias;
         }
         for (int j = 0; j < cols; j++) {
-            levels[5 * cols + j] = highest; // a row at the grid's top
-            levels[6 * cols + j] = lowest;  // and one at its bottom
+            levels[5 * cols + j] = maxLevel - bias; // a row at the grid's top
+            levels[6 * cols + j] = -bias;           // and one at its bottom
         }
         float[] scales = new float[rows * scalesPerRow];
         float[] mins = new float[rows * scalesPerRow];
-        float[] scaleFactors = new float[rows * superBlocks];
-        float[] minFactors = new float[rows * superBlocks];
-        for (int i = 0; i < scaleFactors.length; i++) {
-            // fp16 factors as the k-quants' d and dmin, one row's zero (its scales ±0)
-            scaleFactors[i] = i == 3 * superBlocks ? 0f : Float.float16ToFloat(Float.floatToFloat16((float) r.nextDouble(1e-5, 1e-3)));
-            minFactors[i] = -Float.float16ToFloat(Float.floatToFloat16((float) r.nextDouble(1e-5, 1e-2)));
-        }
         for (int i = 0; i < scales.length; i++) {
-            if (factored.equals("none")) {
-                scales[i] = (float) r.nextDouble(0, 0.01);
-                mins[i] = (float) -r.nextDouble(0, 0.2);
-            } else {
-                int f = i / scalesPerRow * superBlocks + i % scalesPerRow / perFactor;
-                scales[i] = scaleFactors[f] * (lowest < 0 ? r.nextInt(-128, 128) : r.nextInt(64));
-                mins[i] = minFactors[f] * r.nextInt(64);
-            }
-        }
-        if (factored.equals("inexact")) {
-            scales[scales.length / 2] = Math.nextUp(scales[scales.length / 2] + 1e-3f);
+            scales[i] = (float) r.nextDouble(0, 0.01);
+            mins[i] = (float) -r.nextDouble(0, 0.2);
         }
         float[] x = new float[3 * cols];
         for (int i = 0; i < x.length; i++) {
@@ -160,22 +126,12 @@ class Int8StripsTest {
         }
         java.util.Arrays.fill(x, 0, cols, -2f); // every code −127
         Int8Activations a = Int8Activations.quantize(x, 0, cols, 3, 32);
-        Int8Strips.Factors factors = factored.equals("none") ? null
-                : new Int8Strips.Factors(perFactor, scaleFactors, minFactors);
+        int levelBias = bits == 5 ? 16 : bits == 4 ? 8 : 0;
         Int8Strips st = new Int8Strips(strips, cols, 32, scaleBlock, scalesPerRow, bits, levelBias, (row, dst) -> {
             for (int j = 0; j < cols; j++) {
                 dst[j] = levels[row * cols + j];
             }
-        }, scales, mins, factors, 1);
-        if (!factored.equals("none")) {
-            int wholeBlocks = cols / 32;
-            int codeBytes = codeBytes(bits, 32);
-            int scaleBytes = factored.equals("exact") ? 1 : 4;
-            long heads = factored.equals("exact") ? (wholeBlocks + 7) / 8 * 4L * 2 : 0;
-            long perRow = wholeBlocks * (codeBytes + 2L * scaleBytes * (32 / scaleBlock)) + heads;
-            long tailBytes = cols % 32 == 0 ? 0 : cols % 32 + 4L * 2 * ((cols % 32 + scaleBlock - 1) / scaleBlock);
-            assertEquals(rows * (perRow + tailBytes), st.byteSize(), "strip bytes");
-        }
+        }, scales, mins, 1);
         float[] y = new float[3 * rows];
         st.rows(0, rows, new Int8Strips.Activations(a), y, 0, rows);
         byte[] q = a.codes();
