@@ -155,15 +155,20 @@ public final class Allocation {
             picked[g] = groups.get(g).options().get(options.get(g)[at]);
             at = parents.get(g)[at];
         }
+        return Optional.of(Optional.of(mix(groups, picked)));
+    }
+
+    /** The mix of one option per group: its true bytes and the sum of its KL increases. */
+    private static Mix mix(List<Group> groups, Option[] picked) {
         Map<String, String> chosen = new LinkedHashMap<>();
-        long total = 0;
-        double sum = 0;
-        for (int g = 0; g < n; g++) {
+        long bytes = 0;
+        double kl = 0;
+        for (int g = 0; g < picked.length; g++) {
             chosen.put(groups.get(g).id(), picked[g].format());
-            total += picked[g].bytes();
-            sum += picked[g].klIncrease();
+            bytes += picked[g].bytes();
+            kl += picked[g].klIncrease();
         }
-        return Optional.of(Optional.of(new Mix(chosen, total, sum)));
+        return new Mix(chosen, bytes, kl);
     }
 
     private static long gcd(long a, long b) {
@@ -203,21 +208,13 @@ public final class Allocation {
         if (n == 0 || best[cap] == Double.POSITIVE_INFINITY) {
             return Optional.empty();
         }
-        Map<String, String> chosen = new LinkedHashMap<>();
         Option[] picked = new Option[n];
         int c = cap;
         for (int g = n - 1; g >= 0; g--) {
             picked[g] = groups.get(g).options().get(choice[g][c]);
             c -= (int) ((picked[g].bytes() + unit - 1) / unit);
         }
-        long bytes = 0;
-        double kl = 0;
-        for (int g = 0; g < n; g++) {
-            chosen.put(groups.get(g).id(), picked[g].format());
-            bytes += picked[g].bytes();
-            kl += picked[g].klIncrease();
-        }
-        return Optional.of(new Mix(chosen, bytes, kl));
+        return Optional.of(mix(groups, picked));
     }
 
     /** The groups and options of a sensitivity table. */
