@@ -16,7 +16,8 @@ import qlab.quant.PackedWeights;
  *
  * <p>f32-activation vector kernels: {@link GroupKernel}, a 32-value group per step (decode the
  * group's levels, multiply by the activations in a fixed tree, one FMA by the block scale);
- * decode reads two rows per pass, prefill four tokens per row pass. Values past the last whole
+ * decode reads one row per pass, prefill two tokens per row pass (larger loop bodies passed C2's
+ * inlining limit, see {@link GroupKernel}). Values past the last whole
  * group (or in a partial code unit) are done by scalar code, in the same order everywhere.
  *
  * <p>int8-activation kernels: {@link #dotInt8Rows}, what {@link qlab.quant.QuantizedMatrix} runs,
