@@ -28,7 +28,7 @@ import jdk.incubator.vector.VectorOperators;
  * q4_0 decode fell to 0.39 tok/s against 31 (C2 compiled PackedWeights.dot with Codes4.row
  * inlined while row's profile was still empty, and refused the helpers inside it as "low call
  * site frequency" and "already compiled into a medium method"; that code then stayed).
- * GroupKernelStructureTest checks the rule on the bytecode. Loop bodies also stay small: C2
+ * KernelStructureTest checks the rule on the bytecode. Loop bodies also stay small: C2
  * stops inlining once a method's parse reaches its node limit (NodeCountInliningCutoff), and a
  * two-row q4 decode loop or a four-token loop went past it (measured 10× slower), so decode
  * takes one row and prefill two tokens per pass.

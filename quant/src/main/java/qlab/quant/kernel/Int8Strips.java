@@ -38,7 +38,12 @@ import qlab.quant.Int8Activations;
  * was fast only when C2 happened to inline it; in a run where prefill took another path it did
  * not, the returned vectors were boxed and q4_0 decoded at 9 tok/s instead of ~40. It keeps two
  * 16-bit sums, the even and the odd columns, added once per chunk: the same wrapping sum, so the
- * same bits, with the add chain halved. Against one sum, three alternating pairs each: {@code
+ * same bits, with the add chain halved. The scales are read the same way, written out where
+ * each kernel uses them: through a helper returning their float vector, C2 compiled the 5-bit
+ * kernel past its inlining budget ({@code NodeCountInliningCutoff}), left the helper a call and
+ * boxed its result, and q5_0 decoded at 14 tok/s where q4_0 made 56 (qwen3-0.6b shapes, 2
+ * threads). No vector crosses a call outside the Vector API in these kernels;
+ * {@code KernelStructureTest} checks the bytecode for it. Against one sum, three alternating pairs each: {@code
  * bench} q4_0, one thread, decode 22.2/20.6/22.5 vs 21.0/20.2/20.8 tok/s (at two threads the
  * pairs went both ways: the host's noise is larger than the difference); MatVecBenchmark q4_0
  * 4864×896 hot, one thread, 15.4/19.6/14.6 vs 13.1/16.4/14.6 G multiply-adds/s.
@@ -123,6 +128,12 @@ public final class Int8Strips {
     /** The bytes of half a strip's fp16 scales, and of its f32 ones. */
     private static final VectorSpecies<Byte> HALF_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 16));
     private static final VectorSpecies<Byte> FLOAT_SCALE_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 32));
+    /**
+     * An fp16 scale widened to 32 bits with its sign extended, shifted left by 13, keeps under
+     * this mask its sign in bit 31 and its exponent and mantissa in bits 13..27: the float
+     * 2^−112 times the scale (subnormal halves too), so a multiply by 2^112 gives it exactly.
+     */
+    private static final int SIGN_EXPONENT_MANTISSA = 0x8FFF_FFFF;
     /** The bytes of a short vector of {@link #ROWS} lanes: one 16-bit word of 5-bit codes per row. */
     private static final VectorSpecies<Byte> WORD_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(ROWS * 16));
     private static final boolean NATIVE_LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -366,22 +377,6 @@ public final class Int8Strips {
     }
 
     /**
-     * The weight scales of half a strip's rows (rows 0 .. HALF or HALF .. ROWS) for
-     * one block, from byte offset {@code at}: fp16 widened exactly (sign, then exponent and
-     * mantissa shifted into place as a float 2^−112 too small, times 2^112: subnormal halves come
-     * out as the right normal floats), or f32 as stored.
-     */
-    private FloatVector scales(byte[] c, int at) {
-        if (halfScales) {
-            IntVector h = (IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
-                    .convertShape(VectorOperators.S2I, INTS, 0);
-            return h.and(0x8000_0000).or(h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13))
-                    .reinterpretAsFloats().mul(0x1p112f);
-        }
-        return ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats();
-    }
-
-    /**
      * The 16-bit lane that holds row r of a strip: rows 0 .. HALF in the even lanes, rows HALF ..
      * ROWS in the odd ones. A short vector of {@link #ROWS} lanes viewed as {@link #HALF} int lanes
      * holds lanes 2i and 2i + 1 in int lane i, which two shifts sign-extend into separate int
@@ -576,12 +571,24 @@ public final class Int8Strips {
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
-            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                    .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
+            acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
+            FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                    .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
+            acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
-                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+                FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
+                        .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                        .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsFloats());
+                acc0 = acc0.add(m0.mul(am));
+                FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
+                        .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                        .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
+                acc1 = acc1.add(m1.mul(am));
             }
         }
         acc0.intoArray(out, 0);
@@ -626,12 +633,24 @@ public final class Int8Strips {
                 even = even.add(levelBias * csum);
                 odd = odd.add(levelBias * csum);
             }
-            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                    .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
+            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
+            FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                    .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
+            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
-                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+                FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
+                        .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                        .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsFloats());
+                acc0 = acc0.add(m0.mul(am));
+                FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
+                        .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                        .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
+                acc1 = acc1.add(m1.mul(am));
             }
         }
         acc0.intoArray(out, 0);
@@ -684,13 +703,25 @@ public final class Int8Strips {
                     }
                     FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
                     int at = blockAt + blockCodeBytes + sub * subScaleBytes;
-                    acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
-                    acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+                    FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                            .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
+                    acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
+                    FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                            .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
+                    acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
                     if (hasMins) {
                         FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
                         int m = blockAt + minsAt + sub * subScaleBytes;
-                        acc0 = acc0.add(scales(c, m).mul(am));
-                        acc1 = acc1.add(scales(c, m + oddScales).mul(am));
+                        FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m).reinterpretAsShorts()
+                                .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                                .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m).reinterpretAsFloats());
+                        acc0 = acc0.add(m0.mul(am));
+                        FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m + oddScales).reinterpretAsShorts()
+                                .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                                .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m + oddScales).reinterpretAsFloats());
+                        acc1 = acc1.add(m1.mul(am));
                     }
                     i0 = IntVector.zero(INTS);
                     i1 = i0;
@@ -759,12 +790,24 @@ public final class Int8Strips {
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
-            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(scales(c, at).mul(d)));
-            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(scales(c, at + oddScales).mul(d)));
+            FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                    .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
+            acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
+            FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                    .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                    .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
+            acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                acc0 = acc0.add(scales(c, blockAt + minsAt).mul(am));
-                acc1 = acc1.add(scales(c, blockAt + minsAt + oddScales).mul(am));
+                FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
+                        .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                        .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsFloats());
+                acc0 = acc0.add(m0.mul(am));
+                FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
+                        .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                        .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
+                acc1 = acc1.add(m1.mul(am));
             }
         }
         acc0.intoArray(out, 0);
