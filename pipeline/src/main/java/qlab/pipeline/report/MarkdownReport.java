@@ -10,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -67,6 +68,7 @@ public final class MarkdownReport {
         speed(md, rows);
         batch(md, rows);
         quality(md, rows);
+        sideBySide(md, rows);
         allocated(md, rows, allocated);
         return md.toString();
     }
@@ -170,6 +172,83 @@ public final class MarkdownReport {
                     .append(" | ").append(r.top1Agree() == null ? "—" : fmt("%.1f%%", 100 * r.top1Agree())).append(" |\n");
         }
         md.append('\n');
+    }
+
+    /**
+     * One line per quantization (format, group size, mix) and activations that has both quality and
+     * speed rows: bits per weight, KL and perplexity without and with each importance matrix, prefill
+     * and decode at each thread count. Speed comes from the row without an importance matrix where
+     * there is one (the matrix changes the values, not the layout the kernels stream). A results
+     * directory filled by a quality sweep and a speed sweep of the same formats gets this table.
+     */
+    private static void sideBySide(StringBuilder md, List<ResultRow> rows) {
+        Map<String, List<ResultRow>> byQuantization = new TreeMap<>();
+        for (ResultRow r : rows) {
+            byQuantization.computeIfAbsent(withoutImatrix(r) + " " + r.activations(), k -> new ArrayList<>()).add(r);
+        }
+        Set<String> imatrices = new TreeSet<>();
+        Set<Integer> threads = new TreeSet<>();
+        List<List<ResultRow>> lines = new ArrayList<>();
+        for (List<ResultRow> group : byQuantization.values()) {
+            boolean quality = group.stream().anyMatch(r -> r.klMean() != null);
+            boolean speed = group.stream().anyMatch(r -> r.decodeTpsMedian() != null);
+            if (quality && speed) {
+                lines.add(group);
+                group.stream().filter(r -> r.klMean() != null && r.imatrix() != null).forEach(r -> imatrices.add(r.imatrix()));
+                group.stream().filter(r -> r.decodeTpsMedian() != null).forEach(r -> threads.add(r.threads()));
+            }
+        }
+        if (lines.isEmpty()) {
+            return;
+        }
+        lines.sort(Comparator.comparing((List<ResultRow> g) -> -bits(g)).thenComparing(g -> withoutImatrix(g.get(0))));
+        List<String> matrices = new ArrayList<>();
+        matrices.add(null);
+        matrices.addAll(imatrices);
+        md.append("### Side by side: quality and speed\n\n");
+        md.append("| config | bits/weight | activations |");
+        for (String m : matrices) {
+            md.append(m == null ? " KL ± se | perplexity ± se |" : " KL ± se, imatrix " + m + " | perplexity ± se, imatrix " + m + " |");
+        }
+        for (int t : threads) {
+            String th = t + (t == 1 ? " thread" : " threads");
+            md.append(" prefill tok/s, ").append(th).append(" | decode tok/s, ").append(th).append(" |");
+        }
+        md.append("\n|---|--:|---|");
+        md.append("--:|--:|".repeat(matrices.size() + threads.size()));
+        md.append('\n');
+        for (List<ResultRow> g : lines) {
+            ResultRow first = g.get(0);
+            md.append("| ").append(withoutImatrix(first)).append(" | ").append(fmt("%.2f", bits(g)))
+                    .append(" | ").append(first.activations()).append(" |");
+            for (String m : matrices) {
+                ResultRow q = g.stream().filter(r -> r.klMean() != null && Objects.equals(r.imatrix(), m))
+                        .findFirst().orElse(null);
+                md.append(' ').append(q == null ? "—" : pm("%.5f", q.klMean(), q.klSe()))
+                        .append(" | ").append(q == null ? "—" : pm("%.3f", q.ppl(), q.pplSe())).append(" |");
+            }
+            for (int t : threads) {
+                ResultRow sp = g.stream().filter(r -> r.decodeTpsMedian() != null && r.threads() == t)
+                        .min(Comparator.comparing((ResultRow r) -> r.imatrix() == null ? 0 : 1)).orElse(null);
+                md.append(' ').append(sp == null ? "—" : num("%.1f", sp.prefillTps()))
+                        .append(" | ").append(sp == null ? "—" : fmt("%.2f (%.2f–%.2f)", sp.decodeTpsMedian(),
+                                orNaN(sp.decodeTpsMin()), orNaN(sp.decodeTpsMax()))).append(" |");
+            }
+            md.append('\n');
+        }
+        md.append('\n');
+    }
+
+    /** Bits per weight of a quantization's rows (the importance matrix does not change them); 0 when none has it. */
+    private static double bits(List<ResultRow> group) {
+        return group.stream().map(ResultRow::bitsPerWeight).filter(java.util.Objects::nonNull).findFirst().orElse(0.0);
+    }
+
+    /** {@link #config} without the importance matrix. */
+    private static String withoutImatrix(ResultRow r) {
+        String c = config(r);
+        int imx = c.indexOf(" imx=");
+        return imx < 0 ? c : c.substring(0, imx);
     }
 
     /**

@@ -100,11 +100,66 @@ class MarkdownReportTest {
             }
         }
         // Quality does not depend on the thread count: one line per checkpoint and activations.
-        String qualityTable = md.substring(md.indexOf("### Quality"));
+        String qualityTable = md.substring(md.indexOf("### Quality"), md.indexOf("### Side by side"));
         assertEquals(List.of("### Quality against the f32 model", ""), List.of(qualityTable.split("\n")).subList(0, 2));
         assertEquals(7, qualityTable.strip().split("\n").length, "heading, blank, header, rule and 3 lines:\n" + qualityTable);
         // Higher bits per weight first.
         assertTrue(md.indexOf("| f32 | ") < md.indexOf("| q4_0/32 | "), md);
+    }
+
+    /**
+     * A quality sweep with and without an importance matrix and a speed sweep of the same formats
+     * into one directory: one line per format with KL and perplexity of both and the speed at each
+     * thread count, taken from the rows without the matrix.
+     */
+    @Test
+    void sideBySideJoinsAQualitySweepAndASpeedSweep() throws Exception {
+        String common = """
+                qlab_sweep: 1
+                name: compare
+                model:
+                  preset: tiny
+                  seed: 7
+                formats: [q8_0, q4_0]
+                group_sizes: [32]
+                activations: [int8]
+                calibration:
+                  calib: [calib.txt]
+                evaluation:
+                  text: eval.txt
+                  ctx: 64
+                  tokens: 256
+                """;
+        Path quality = SweepFiles.write(dir, "quality.yaml", common + "threads: [2]\nimatrix: [none, calib]\nmeasurements: [quality]\n");
+        Path speed = SweepFiles.write(dir, "speed.yaml", common + "threads: [1, 2]\nimatrix: [none]\nmeasurements: [throughput]\n"
+                + "throughput:\n  prefill_tokens: 16\n  decode_tokens: 8\n  repeats: 3\n");
+        for (Path sweep : List.of(quality, speed)) {
+            SweepOptions o = PipelineOptionsFactory.as(SweepOptions.class);
+            o.setSweepFile(sweep.toString());
+            o.setOut(dir.resolve("out").toString());
+            SweepPipeline.run(o, new FakeEvaluator.Factory("side-by-side"));
+        }
+        String md = MarkdownReport.render(ResultFiles.readRows(List.of(dir.resolve("out"))), "cmd");
+        String table = md.substring(md.indexOf("### Side by side: quality and speed"));
+        assertTrue(table.contains("| config | bits/weight | activations | KL ± se | perplexity ± se | KL ± se, imatrix calib "
+                + "| perplexity ± se, imatrix calib | prefill tok/s, 1 thread | decode tok/s, 1 thread "
+                + "| prefill tok/s, 2 threads | decode tok/s, 2 threads |\n|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n"), table);
+        for (String format : List.of("q8_0", "q4_0")) {
+            QuantSpec q = new QuantSpec(format, 32, java.util.Map.of());
+            StringBuilder line = new StringBuilder(f("| %s/32 | %.2f | int8 |", format, FakeEvaluator.bitsPerWeight(q)));
+            for (boolean imatrix : new boolean[] {false, true}) {
+                double kl = FakeEvaluator.klMean(q, imatrix, true);
+                double ppl = FakeEvaluator.ppl(q, imatrix, true);
+                line.append(f(" %.5f ± %.5f | %.3f ± %.3f |", kl, kl / 10, ppl, ppl / 100));
+            }
+            for (int t = 1; t <= 2; t++) {
+                double tps = FakeEvaluator.decodeTps(q, true, t);
+                line.append(f(" %.1f | %.2f (%.2f–%.2f) |", tps * 10, tps, tps * 0.9, tps * 1.1));
+            }
+            assertTrue(table.contains(line + "\n"), "missing " + line + " in\n" + table);
+        }
+        assertTrue(table.indexOf("| q8_0/32 |") < table.indexOf("| q4_0/32 |"), "more bits first:\n" + table);
+        assertEquals(2 + 2 + 2, table.strip().split("\n").length, "heading, blank, header, rule, 2 lines:\n" + table);
     }
 
     @Test
@@ -118,6 +173,7 @@ class MarkdownReportTest {
         assertTrue(md.contains("| 1-minute load average around the timed runs | not recorded |\n"), md);
         assertFalse(md.contains("### Batched"), "no batch table without batch measurements");
         assertFalse(md.contains("### Quality"), "no quality table without quality measurements");
+        assertFalse(md.contains("### Side by side"), "no side-by-side table without both");
     }
 
     @Test
