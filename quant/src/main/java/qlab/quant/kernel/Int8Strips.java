@@ -134,6 +134,8 @@ public final class Int8Strips {
      * 2^−112 times the scale (subnormal halves too), so a multiply by 2^112 gives it exactly.
      */
     private static final int SIGN_EXPONENT_MANTISSA = 0x8FFF_FFFF;
+    /** The bytes of half a strip's scale multipliers ({@link Factors}): one signed byte per row. */
+    private static final VectorSpecies<Byte> MULTIPLIER_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF * 8));
     /** The bytes of a short vector of {@link #ROWS} lanes: one 16-bit word of 5-bit codes per row. */
     private static final VectorSpecies<Byte> WORD_BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(ROWS * 16));
     private static final boolean NATIVE_LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -170,6 +172,16 @@ public final class Int8Strips {
     private final int tailSubs;
     /** Columns [0, vectorCols) are whole blocks, done by the vector loop. */
     private final int vectorCols;
+    /**
+     * Whether the scales (and minima) are stored as signed byte multipliers of one f32 factor per
+     * row and group of {@link #factorBlocks} blocks ({@link Factors}), the group's factors at its head.
+     */
+    private final boolean factored;
+    /** Blocks per factor group (a power of two; 1 without factors). */
+    private final int factorBlocks;
+    private final int factorShift;
+    /** Bytes of a group's head: the {@link #ROWS} scale factors, then the minima's; 0 without factors. */
+    private final int factorBytes;
     /** Whether every whole block's scale is a finite fp16 value, stored in 2 bytes instead of 4. */
     private final boolean halfScales;
     /** Bytes of one block's codes in a strip. */
@@ -209,7 +221,7 @@ public final class Int8Strips {
      * @param scales effective f32 scale of every block, [rows, ceil(cols / block)] (row-major, all rows)
      */
     public Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales) {
-        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, MAX_ARRAY_BYTES);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, null, MAX_ARRAY_BYTES);
     }
 
     /**
@@ -220,7 +232,7 @@ public final class Int8Strips {
      */
     public Int8Strips(int strips, int cols, int block, int bits, int levelBias, Levels levels, float[] scales,
                       float[] mins) {
-        this(strips, cols, block, block, (cols + block - 1) / block, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, levelBias, levels, scales, mins, null, MAX_ARRAY_BYTES);
     }
 
     /**
@@ -233,16 +245,41 @@ public final class Int8Strips {
      */
     public Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
                       Levels levels, float[] scales, float[] mins) {
-        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, MAX_ARRAY_BYTES);
+        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, null, MAX_ARRAY_BYTES);
+    }
+
+    /**
+     * As above, with the sub-block scales (and minima) given as small integers times a factor per
+     * group of sub-blocks ({@link Factors}); where they are not, the strips keep the scales as floats.
+     */
+    public Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
+                      Levels levels, float[] scales, float[] mins, Factors factors) {
+        this(strips, cols, block, scaleBlock, scalesPerRow, bits, levelBias, levels, scales, mins, factors, MAX_ARRAY_BYTES);
+    }
+
+    /**
+     * The factors of a format whose sub-block scales are small integers times one float per group
+     * of sub-blocks (the k-quants: scale = d × sc, min = dmin × m, d and dmin per 256 values): per
+     * row and group, the factor of the scales and, for a format with minima, of the minima (as
+     * passed: the negated dmin where the minima are negated). The strips find each multiplier (a
+     * signed byte) and keep it only if factor × multiplier is bitwise the scale in f32, so the
+     * product is unchanged; one that is not makes them keep every scale as a float.
+     *
+     * @param subBlocksPerFactor scale sub-blocks per group (a power of two: 8 for q4_k's 32-value
+     *                           sub-blocks of 256, 16 for q6_k's 16-value ones)
+     * @param scaleFactors       [rows, ceil(scalesPerRow / subBlocksPerFactor)]
+     * @param minFactors         laid out as {@code scaleFactors}; null without minima
+     */
+    public record Factors(int subBlocksPerFactor, float[] scaleFactors, float[] minFactors) {
     }
 
     /** As above, with the strips in arrays of at most {@code maxArrayBytes} (whole strips; tests use small ones). */
     Int8Strips(int strips, int cols, int block, int bits, Levels levels, float[] scales, long maxArrayBytes) {
-        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, maxArrayBytes);
+        this(strips, cols, block, block, (cols + block - 1) / block, bits, 0, levels, scales, null, null, maxArrayBytes);
     }
 
     Int8Strips(int strips, int cols, int block, int scaleBlock, int scalesPerRow, int bits, int levelBias,
-               Levels levels, float[] scales, float[] mins, long maxArrayBytes) {
+               Levels levels, float[] scales, float[] mins, Factors factors, long maxArrayBytes) {
         if (block < 32 || Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException("block must be a power of two >= 32, got " + block);
         }
@@ -264,15 +301,40 @@ public final class Int8Strips {
         this.vectorCols = cols / block * block;
         this.levelBias = levelBias;
         this.hasMins = mins != null;
-        this.halfScales = halfScales(strips * ROWS, scalesPerRow, vectorCols / scaleBlock, scales)
-                && (mins == null || halfScales(strips * ROWS, scalesPerRow, vectorCols / scaleBlock, mins));
-        int scaleBytes = halfScales ? 2 : 4;
+        int rows = strips * ROWS;
+        int wholeScales = vectorCols / scaleBlock;
+        int wholeBlocks = vectorCols / block;
+        byte[] scaleMultipliers = null;
+        byte[] minMultipliers = null;
+        // Factors apply to 32-value blocks (the k-quants'), one group holding whole blocks.
+        if (factors != null && block == 32) {
+            int per = factors.subBlocksPerFactor();
+            if (per < 1 || Integer.bitCount(per) != 1 || per * scaleBlock < block) {
+                throw new IllegalArgumentException("factor groups of " + per + " sub-blocks of " + scaleBlock
+                        + " do not hold whole blocks of " + block);
+            }
+            if (hasMins != (factors.minFactors() != null)) {
+                throw new IllegalArgumentException("factors of the minima must be given exactly when minima are");
+            }
+            scaleMultipliers = multipliers(rows, scalesPerRow, wholeScales, scales, factors.scaleFactors(), per);
+            minMultipliers = hasMins && scaleMultipliers != null
+                    ? multipliers(rows, scalesPerRow, wholeScales, mins, factors.minFactors(), per) : null;
+        }
+        this.factored = scaleMultipliers != null && (!hasMins || minMultipliers != null);
+        this.factorBlocks = factored ? factors.subBlocksPerFactor() * scaleBlock / block : 1;
+        this.factorShift = Integer.numberOfTrailingZeros(factorBlocks);
+        this.factorBytes = factored ? ROWS * 4 * (hasMins ? 2 : 1) : 0;
+        int groups = (wholeBlocks + factorBlocks - 1) / factorBlocks;
+        int factorsPerRow = factored ? (scalesPerRow + factors.subBlocksPerFactor() - 1) / factors.subBlocksPerFactor() : 0;
+        this.halfScales = !factored && halfScales(rows, scalesPerRow, wholeScales, scales)
+                && (mins == null || halfScales(rows, scalesPerRow, wholeScales, mins));
+        int scaleBytes = factored ? 1 : halfScales ? 2 : 4;
         this.blockCodeBytes = ROWS * (nibbles ? block / 2 : fiveBits ? 2 * FIVE_BIT_WORDS : block);
         this.subScaleBytes = ROWS * scaleBytes;
         this.minsAt = blockCodeBytes + subs * subScaleBytes;
         this.blockStride = blockCodeBytes + subs * subScaleBytes * (hasMins ? 2 : 1);
         this.oddScales = HALF * scaleBytes;
-        this.stripBytes = (long) blockStride * (vectorCols / block);
+        this.stripBytes = (long) blockStride * wholeBlocks + (long) factorBytes * groups;
         if (stripBytes > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("a strip of " + cols + " columns (" + stripBytes + " bytes) does not fit an array");
         }
@@ -285,8 +347,45 @@ public final class Int8Strips {
         this.tailSubs = (cols - vectorCols + scaleBlock - 1) / scaleBlock;
         this.tailScales = new float[strips * ROWS * tailSubs];
         this.tailMins = new float[hasMins ? strips * ROWS * tailSubs : 0];
+        byte[] sm = factored ? scaleMultipliers : null;
+        byte[] mm = factored ? minMultipliers : null;
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
-        java.util.stream.IntStream.range(0, strips).parallel().forEach(s -> pack(s, levels, scales, mins));
+        java.util.stream.IntStream.range(0, strips).parallel()
+                .forEach(s -> pack(s, levels, scales, mins, sm, mm, factors, factorsPerRow));
+    }
+
+    /**
+     * Each whole sub-block's multiplier: the signed byte m with factor × m bitwise the value in
+     * f32 (zero factors: 0, −1 or 1, for the sign of a zero); null if some value has none.
+     */
+    private static byte[] multipliers(int rows, int perRow, int whole, float[] values, float[] factors, int per) {
+        int factorsPerRow = (perRow + per - 1) / per;
+        byte[] m = new byte[rows * perRow];
+        for (int r = 0; r < rows; r++) {
+            for (int k = 0; k < whole; k++) {
+                float f = factors[r * factorsPerRow + k / per];
+                float v = values[r * perRow + k];
+                int want = Float.floatToRawIntBits(v);
+                int first = f != 0 && Float.isFinite(f) && Float.isFinite(v) ? Math.round(v / f) : 0;
+                boolean found = false;
+                for (int c : new int[] {first, -1, 1}) {
+                    if (c >= -128 && c <= 127 && Float.floatToRawIntBits(f * c) == want) {
+                        m[r * perRow + k] = (byte) c;
+                        found = true;
+                        break;
+                    }
+                }
+                if (!found) {
+                    return null;
+                }
+            }
+        }
+        return m;
+    }
+
+    /** Where block b of a strip starts, from the strip's start: after the blocks before it and their groups' factors. */
+    private int blockAt(int b) {
+        return b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
     }
 
     /**
@@ -307,7 +406,8 @@ public final class Int8Strips {
         return true;
     }
 
-    private void pack(int s, Levels levels, float[] rowScales, float[] rowMins) {
+    private void pack(int s, Levels levels, float[] rowScales, float[] rowMins, byte[] scaleMultipliers,
+                      byte[] minMultipliers, Factors factors, int factorsPerRow) {
         int tailCols = cols - vectorCols;
         byte[] strip = new byte[(int) stripBytes];
         float[] rowLevels = new float[cols];
@@ -318,7 +418,7 @@ public final class Int8Strips {
             for (int j = 0; j < vectorCols; j++) {
                 int level = (int) rowLevels[j];
                 int inBlock = j & (block - 1);
-                int blockAt = j / block * blockStride;
+                int blockAt = blockAt(j / block);
                 if (nibbles) {
                     int stored = level - levelBias;
                     if (stored < -8 || stored > 7) {
@@ -345,14 +445,29 @@ public final class Int8Strips {
                     strip[blockAt + (inBlock >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
                 }
             }
-            int scaleBytes = halfScales ? 2 : 4;
+            int scaleBytes = factored ? 1 : halfScales ? 2 : 4;
             for (int b = 0; b < vectorCols / block; b++) {
                 for (int k = 0; k < subs; k++) {
-                    int at = b * blockStride + k * subScaleBytes + r * scaleBytes;
-                    putScale(strip, blockCodeBytes + at, rowScales[row * scalesPerRow + b * subs + k]);
-                    if (hasMins) {
-                        putScale(strip, minsAt + at, rowMins[row * scalesPerRow + b * subs + k]);
+                    int at = blockAt(b) + k * subScaleBytes + r * scaleBytes;
+                    int i = row * scalesPerRow + b * subs + k;
+                    if (factored) {
+                        strip[blockCodeBytes + at] = scaleMultipliers[i];
+                        if (hasMins) {
+                            strip[minsAt + at] = minMultipliers[i];
+                        }
+                    } else {
+                        putScale(strip, blockCodeBytes + at, rowScales[i], halfScales);
+                        if (hasMins) {
+                            putScale(strip, minsAt + at, rowMins[i], halfScales);
+                        }
                     }
+                }
+            }
+            for (int g = 0; factored && g * factorBlocks < vectorCols / block; g++) {
+                int at = blockAt(g * factorBlocks) - factorBytes + r * 4;
+                putScale(strip, at, factors.scaleFactors()[row * factorsPerRow + g], false);
+                if (hasMins) {
+                    putScale(strip, at + ROWS * 4, factors.minFactors()[row * factorsPerRow + g], false);
                 }
             }
             for (int j = vectorCols; j < cols; j++) {
@@ -369,10 +484,10 @@ public final class Int8Strips {
     }
 
     /** One row's scale (or minimum) of a block at strip[at]: fp16 or f32, in native byte order (the kernels reinterpret it). */
-    private void putScale(byte[] strip, int at, float scale) {
-        int bits = halfScales ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
-        for (int k = 0; k < (halfScales ? 2 : 4); k++) {
-            strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (halfScales ? 1 : 3) - k));
+    private static void putScale(byte[] strip, int at, float scale, boolean half) {
+        int bits = half ? Float.floatToFloat16(scale) : Float.floatToRawIntBits(scale);
+        for (int k = 0; k < (half ? 2 : 4); k++) {
+            strip[at + k] = (byte) (bits >>> 8 * (NATIVE_LITTLE ? k : (half ? 1 : 3) - k));
         }
     }
 
@@ -542,6 +657,11 @@ public final class Int8Strips {
         FloatVector acc1 = acc0;
         int chunksPerBlock = block >>> 5;
         ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
+        // Blocks of more than 32 values are never factored: these stay zero.
+        FloatVector f0 = FloatVector.zero(FLOATS);
+        FloatVector f1 = f0;
+        FloatVector g0 = f0;
+        FloatVector g1 = f0;
         for (int b = 0; b < vectorCols / block; b++) {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
@@ -571,21 +691,29 @@ public final class Int8Strips {
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
-            FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+            FloatVector w0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
+                    .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0)
+                    : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                     .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
             acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
-            FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+            FloatVector w1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
+                    .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1)
+                    : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                     .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
             acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
+                FloatVector m0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt)
+                        .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0)
+                        : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsFloats());
                 acc0 = acc0.add(m0.mul(am));
-                FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
+                FloatVector m1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt + oddScales)
+                        .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g1)
+                        : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
                 acc1 = acc1.add(m1.mul(am));
@@ -608,8 +736,21 @@ public final class Int8Strips {
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
         ShortVector low = ShortVector.broadcast(SHORTS, (short) 0x0F);
+        FloatVector f0 = FloatVector.zero(FLOATS);
+        FloatVector f1 = f0;
+        FloatVector g0 = f0;
+        FloatVector g1 = f0;
         for (int b = 0; b < blocks; b++) {
-            int blockAt = base + b * blockStride;
+            int blockAt = base + b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
+            if (factored && (b & (factorBlocks - 1)) == 0) {
+                // A new group: its factors, at its head, for the scales (and minima) of its blocks.
+                f0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes).reinterpretAsFloats();
+                f1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * HALF).reinterpretAsFloats();
+                if (hasMins) {
+                    g0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * ROWS).reinterpretAsFloats();
+                    g1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * (ROWS + HALF)).reinterpretAsFloats();
+                }
+            }
             int p = blockAt;
             int w = row + b * 32;
             ShortVector evenCols = ShortVector.zero(SHORTS);
@@ -633,21 +774,29 @@ public final class Int8Strips {
                 even = even.add(levelBias * csum);
                 odd = odd.add(levelBias * csum);
             }
-            FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+            FloatVector w0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
+                    .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0)
+                    : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                     .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
             acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
-            FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+            FloatVector w1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
+                    .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1)
+                    : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                     .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
             acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
+                FloatVector m0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt)
+                        .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0)
+                        : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsFloats());
                 acc0 = acc0.add(m0.mul(am));
-                FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
+                FloatVector m1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt + oddScales)
+                        .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g1)
+                        : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
                 acc1 = acc1.add(m1.mul(am));
@@ -675,10 +824,23 @@ public final class Int8Strips {
         float[] aScales = x.a.scales();
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
+        FloatVector f0 = FloatVector.zero(FLOATS);
+        FloatVector f1 = f0;
+        FloatVector g0 = f0;
+        FloatVector g1 = f0;
         for (int b = 0; b < vectorCols / block; b++) {
             IntVector i0 = IntVector.zero(INTS);
             IntVector i1 = i0;
-            int blockAt = base + b * blockStride;
+            int blockAt = base + b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
+            if (factored && (b & (factorBlocks - 1)) == 0) {
+                // A new group: its factors, at its head, for the scales (and minima) of its blocks.
+                f0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes).reinterpretAsFloats();
+                f1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * HALF).reinterpretAsFloats();
+                if (hasMins) {
+                    g0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * ROWS).reinterpretAsFloats();
+                    g1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * (ROWS + HALF)).reinterpretAsFloats();
+                }
+            }
             int p = blockAt;
             int w = row + b * block;
             for (int k = 0; k < block; k += 2) {
@@ -703,22 +865,30 @@ public final class Int8Strips {
                     }
                     FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
                     int at = blockAt + blockCodeBytes + sub * subScaleBytes;
-                    FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                    FloatVector w0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
+                            .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0)
+                            : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
                             .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                             .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
                     acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
-                    FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                    FloatVector w1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
+                            .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1)
+                            : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
                             .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                             .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
                     acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
                     if (hasMins) {
                         FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
                         int m = blockAt + minsAt + sub * subScaleBytes;
-                        FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m).reinterpretAsShorts()
+                        FloatVector m0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, m)
+                                .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0)
+                                : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m).reinterpretAsShorts()
                                 .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                                 .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m).reinterpretAsFloats());
                         acc0 = acc0.add(m0.mul(am));
-                        FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m + oddScales).reinterpretAsShorts()
+                        FloatVector m1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, m + oddScales)
+                                .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g1)
+                                : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m + oddScales).reinterpretAsShorts()
                                 .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                                 .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m + oddScales).reinterpretAsFloats());
                         acc1 = acc1.add(m1.mul(am));
@@ -753,8 +923,21 @@ public final class Int8Strips {
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
         ShortVector mask = ShortVector.broadcast(SHORTS, (short) 31);
+        FloatVector f0 = FloatVector.zero(FLOATS);
+        FloatVector f1 = f0;
+        FloatVector g0 = f0;
+        FloatVector g1 = f0;
         for (int b = 0; b < blocks; b++) {
-            int blockAt = base + b * blockStride;
+            int blockAt = base + b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
+            if (factored && (b & (factorBlocks - 1)) == 0) {
+                // A new group: its factors, at its head, for the scales (and minima) of its blocks.
+                f0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes).reinterpretAsFloats();
+                f1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * HALF).reinterpretAsFloats();
+                if (hasMins) {
+                    g0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * ROWS).reinterpretAsFloats();
+                    g1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * (ROWS + HALF)).reinterpretAsFloats();
+                }
+            }
             int p = blockAt;
             int w = row + b * 32;
             ShortVector lowCols = ShortVector.zero(SHORTS);
@@ -790,21 +973,29 @@ public final class Int8Strips {
             }
             FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
             int at = blockAt + blockCodeBytes;
-            FloatVector w0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+            FloatVector w0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
+                    .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0)
+                    : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                     .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
             acc0 = acc0.add(((FloatVector) even.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
-            FloatVector w1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+            FloatVector w1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
+                    .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1)
+                    : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
                     .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                     .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
             acc1 = acc1.add(((FloatVector) odd.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
             if (hasMins) {
                 FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
-                FloatVector m0 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
+                FloatVector m0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt)
+                        .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0)
+                        : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsShorts()
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt).reinterpretAsFloats());
                 acc0 = acc0.add(m0.mul(am));
-                FloatVector m1 = (halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
+                FloatVector m1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt + oddScales)
+                        .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g1)
+                        : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsShorts()
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
                 acc1 = acc1.add(m1.mul(am));

@@ -129,6 +129,14 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         return 0;
     }
 
+    /**
+     * The scales' (and minima's) factors per 256 values, with which the strips store each
+     * sub-block's scale as a byte (see {@link Int8Strips.Factors}); null: the scales as floats.
+     */
+    Int8Strips.Factors int8Factors() {
+        return null;
+    }
+
     /** Levels as bytes, copied at pack time. */
     static final class Copied extends SubBlockWeights {
         private final byte[] levels; // [rows, stride]
@@ -180,7 +188,23 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         final long levelBytes() {
             return (long) rows * stride / 256 * blockBytes;
         }
+
+        /** The fp16 value at byte {@code offset} of every block, [rows, stride / 256], negated if asked. */
+        final float[] blockHalves(int offset, boolean negate) {
+            int blocks = stride / 256;
+            float[] f = new float[rows * blocks];
+            for (int r = 0; r < rows; r++) {
+                for (int b = 0; b < blocks; b++) {
+                    float v = Float.float16ToFloat(data.get(HALF_LE, r * rowBytes + (long) b * blockBytes + offset));
+                    f[r * blocks + b] = negate ? -v : v;
+                }
+            }
+            return f;
+        }
     }
+
+    private static final java.lang.foreign.ValueLayout.OfShort HALF_LE =
+            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     /**
      * Q4_K blocks read in place: in a 144-byte block, value 64c + l (l < 32) is the low nibble of
@@ -216,6 +240,12 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         @Override
         int int8LevelBias() {
             return 8;
+        }
+
+        /** d × sc and dmin × m (the strips add the negated minima): d at byte 0 of a block, dmin at byte 2. */
+        @Override
+        Int8Strips.Factors int8Factors() {
+            return new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true));
         }
     }
 
@@ -267,6 +297,12 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
         int int8LevelBias() {
             return 16;
         }
+
+        /** d × sc and dmin × m (the strips add the negated minima): d at byte 0 of a block, dmin at byte 2. */
+        @Override
+        Int8Strips.Factors int8Factors() {
+            return new Int8Strips.Factors(8, blockHalves(0, false), blockHalves(2, true));
+        }
     }
 
     /**
@@ -302,6 +338,12 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
             ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 128 + 32 * h + l, java.nio.ByteOrder.LITTLE_ENDIAN)
                     .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
             return low.or(high).sub((byte) 32);
+        }
+
+        /** d × sc: d at byte 208 of a block, one per 16 sub-blocks of 16. */
+        @Override
+        Int8Strips.Factors int8Factors() {
+            return new Int8Strips.Factors(16, blockHalves(208, false), null);
         }
     }
 
@@ -525,7 +567,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
                         }
                     }
                     strips = new Int8Strips(rows / Int8Strips.ROWS, cols, ACTIVATION_BLOCK, sub, stride >> subShift,
-                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins);
+                            int8StripBits(), int8LevelBias(), this::levelsOfRow, scales, negatedMins, int8Factors());
                 }
             }
         }

@@ -95,12 +95,17 @@ class Int8StripsTest {
      * and 5-bit or nibble codes with a scale and a min per 32 (q5_k, q4_k: levels 0..31 and 0..15,
      * taken off by the level bias): every row bitwise the scalar fold over the sub-blocks in order,
      * sum += isum × (scale × activation scale), then sum += min × (activation scale × Σ codes),
-     * partial last sub-blocks included.
+     * partial last sub-blocks included. With factors ({@link Int8Strips.Factors}: the k-quants'
+     * scales d × sc and minima dmin × m, d and dmin fp16 per 256 values, sc and m 6-bit) the strips
+     * keep byte multipliers and give the same bits; factors one scale is not a multiple of
+     * ("broken") leave the strips with float scales, the same bits again.
      */
-    @ParameterizedTest(name = "{0} cols, scale per {1}, {2}-bit levels 0..{3}")
-    @CsvSource({"96, 16, 8, 63", "100, 16, 8, 63", "120, 16, 8, 63", "96, 32, 5, 31", "100, 32, 5, 31",
-        "96, 32, 4, 15", "127, 32, 4, 15"})
-    void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int maxLevel) {
+    @ParameterizedTest(name = "{0} cols, scale per {1}, {2}-bit levels 0..{3}, factors {4}")
+    @CsvSource({"96, 16, 8, 63, none", "100, 16, 8, 63, none", "120, 16, 8, 63, none", "96, 32, 5, 31, none",
+        "100, 32, 5, 31, none", "96, 32, 4, 15, none", "127, 32, 4, 15, none",
+        "512, 16, 8, 63, exact", "600, 16, 8, 63, exact", "512, 32, 5, 31, exact", "520, 32, 5, 31, exact",
+        "512, 32, 4, 15, exact", "300, 32, 4, 15, exact", "512, 32, 4, 15, broken", "512, 16, 8, 63, broken"})
+    void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int maxLevel, String factoring) {
         int strips = 2;
         int rows = strips * Int8Strips.ROWS;
         int scalesPerRow = (cols + 255) / 256 * 256 / scaleBlock; // as the k-quants' padded rows
@@ -116,10 +121,29 @@ class Int8StripsTest {
         }
         float[] scales = new float[rows * scalesPerRow];
         float[] mins = new float[rows * scalesPerRow];
-        for (int i = 0; i < scales.length; i++) {
-            scales[i] = (float) r.nextDouble(0, 0.01);
-            mins[i] = (float) -r.nextDouble(0, 0.2);
+        int perFactor = 256 / scaleBlock;
+        int factorsPerRow = scalesPerRow / perFactor;
+        float[] scaleFactors = new float[rows * factorsPerRow];
+        float[] minFactors = new float[rows * factorsPerRow];
+        for (int i = 0; i < scaleFactors.length; i++) {
+            scaleFactors[i] = i == 3 ? 0f : Float.float16ToFloat(Float.floatToFloat16((float) r.nextDouble(1e-5, 2e-3)));
+            minFactors[i] = -Float.float16ToFloat(Float.floatToFloat16((float) r.nextDouble(1e-4, 5e-3)));
         }
+        for (int i = 0; i < scales.length; i++) {
+            if (factoring.equals("none")) {
+                scales[i] = (float) r.nextDouble(0, 0.01);
+                mins[i] = (float) -r.nextDouble(0, 0.2);
+            } else {
+                int row = i / scalesPerRow;
+                int f = row * factorsPerRow + i % scalesPerRow / perFactor;
+                scales[i] = scaleFactors[f] * (bits == 8 ? r.nextInt(-32, 32) : r.nextInt(64));
+                mins[i] = minFactors[f] * r.nextInt(64);
+            }
+        }
+        if (factoring.equals("broken")) {
+            scales[7] = Math.nextUp(scales[7] == 0 ? 1e-3f : scales[7]);
+        }
+        Int8Strips.Factors factors = factoring.equals("none") ? null : new Int8Strips.Factors(perFactor, scaleFactors, minFactors);
         float[] x = new float[3 * cols];
         for (int i = 0; i < x.length; i++) {
             x[i] = (float) r.nextGaussian() * (i % 17 == 0 ? 40 : 1);
@@ -131,8 +155,14 @@ class Int8StripsTest {
             for (int j = 0; j < cols; j++) {
                 dst[j] = levels[row * cols + j];
             }
-        }, scales, mins, 1);
+        }, scales, mins, factors, 1);
         float[] y = new float[3 * rows];
+        // Byte multipliers: 1 byte per scale and min instead of 4 (q4_k: 4 + 2 + 1/4 bits per weight, not 6).
+        long codeBytes = (long) rows * (cols / 32) * (bits == 8 ? 32 : bits == 5 ? 22 : 16);
+        long scaleBytes = (long) rows * (cols / 32 * 32 / scaleBlock) * 2 * (factoring.equals("exact") ? 1 : 4);
+        long headBytes = factoring.equals("exact") ? (long) rows * 8 * ((cols / 32 + 256 / 32 - 1) / (256 / 32)) : 0;
+        long tailBytes = (long) rows * (cols % 32) + 4L * 2 * rows * ((cols % 32 + scaleBlock - 1) / scaleBlock);
+        assertEquals(codeBytes + scaleBytes + headBytes + tailBytes, st.byteSize(), "bytes of the strips");
         st.rows(0, rows, new Int8Strips.Activations(a), y, 0, rows);
         byte[] q = a.codes();
         for (int t = 0; t < 3; t++) {
