@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The rule {@link GroupKernel}'s and {@link Int8Strips}' class comments state, checked on their
- * bytecode: inside the f32- and int8-activation loops no vector is passed to or returned from a
- * method outside the Vector API.
+ * bytecode (and on the token tiles of prefill and batched decode): inside the f32- and
+ * int8-activation loops no vector is passed to or returned from a method outside the Vector API.
  * The API's methods are always inlined by C2; a method of ours that takes or returns a vector is
  * inlined only when C2's heuristics (call-site frequency, the size of code already compiled for
  * it) agree, and otherwise boxes the vector on every call: single-token q4_0 decode measured
@@ -54,6 +54,17 @@ class KernelStructureTest {
                 violations, counts);
         assertEquals(4, counts[0], "kernel loops found");
         assertTrue(counts[1] > 100, "the loops call the Vector API (" + counts[1] + " calls)");
+        assertEquals(List.of(), violations);
+    }
+
+    /** The token tiles of prefill and batched decode (f32 panels times vectors of tokens). */
+    @Test
+    void tokenTilesPassNoVectorThroughACallOutsideTheVectorApi() throws IOException {
+        List<String> violations = new ArrayList<>();
+        int[] counts = new int[2];
+        check(qlab.engine.tensor.TokenTile.class, name -> name.startsWith("tile"), violations, counts);
+        assertEquals(4, counts[0], "tiles found: 6x1, 6x2, 12x1, 12x2");
+        assertTrue(counts[1] > 50, "the tiles call the Vector API (" + counts[1] + " calls)");
         assertEquals(List.of(), violations);
     }
 
