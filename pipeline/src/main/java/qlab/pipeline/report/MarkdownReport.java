@@ -176,7 +176,8 @@ public final class MarkdownReport {
 
     /**
      * One line per quantization (format, group size, mix) and activations that has both quality and
-     * speed rows: bits per weight, KL and perplexity without and with each importance matrix, prefill
+     * speed rows: bits per weight (of the row without a matrix; a matrix's own beside its KL where a
+     * named type's rules give it other tensor types), KL and perplexity without and with each importance matrix, prefill
      * and decode at each thread count. Speed comes from the row without an importance matrix where
      * there is one (the matrix changes the values, not the layout the kernels stream). A results
      * directory filled by a quality sweep and a speed sweep of the same formats gets this table.
@@ -224,7 +225,10 @@ public final class MarkdownReport {
             for (String m : matrices) {
                 ResultRow q = g.stream().filter(r -> r.klMean() != null && Objects.equals(r.imatrix(), m))
                         .findFirst().orElse(null);
-                md.append(' ').append(q == null ? "—" : pm("%.5f", q.klMean(), q.klSe()))
+                // A named type's importance matrix can change its per-tensor types, and with them its size.
+                String ownBits = q == null || q.bitsPerWeight() == null || Math.abs(q.bitsPerWeight() - bits(g)) < 0.005 ? ""
+                        : fmt(" (%.2f bits/weight)", q.bitsPerWeight());
+                md.append(' ').append(q == null ? "—" : pm("%.5f", q.klMean(), q.klSe()) + ownBits)
                         .append(" | ").append(q == null ? "—" : pm("%.3f", q.ppl(), q.pplSe())).append(" |");
             }
             for (int t : threads) {
@@ -239,9 +243,11 @@ public final class MarkdownReport {
         md.append('\n');
     }
 
-    /** Bits per weight of a quantization's rows (the importance matrix does not change them); 0 when none has it. */
+    /** Bits per weight of a quantization: its row without an importance matrix where there is one; 0 when none has it. */
     private static double bits(List<ResultRow> group) {
-        return group.stream().map(ResultRow::bitsPerWeight).filter(java.util.Objects::nonNull).findFirst().orElse(0.0);
+        return group.stream().filter(r -> r.bitsPerWeight() != null)
+                .min(Comparator.comparing((ResultRow r) -> r.imatrix() == null ? 0 : 1))
+                .map(ResultRow::bitsPerWeight).orElse(0.0);
     }
 
     /** {@link #config} without the importance matrix. */

@@ -162,6 +162,20 @@ class MarkdownReportTest {
         assertEquals(2 + 2 + 2, table.strip().split("\n").length, "heading, blank, header, rule, 2 lines:\n" + table);
     }
 
+    /** With an importance matrix llama.cpp's rules give Q4_0 other tensor types: its size is printed beside its KL. */
+    @Test
+    void sideBySideShowsTheBitsOfAMatrixThatChangesThem() {
+        ResultRow plain = new ResultRow("r", 1L, "a", "tiny", "h", "Q4_0", null, java.util.Map.of(), null, "int8", 2, 5.60,
+                100L, 120.0, 1.2, 0.2, 0.002, null, null, 300.0, 70.0, 60.0, 75.0, null, null, "ok", null,
+                ResultRow.Machine.UNKNOWN, 500_000_000L, null, null, null, null);
+        ResultRow matrix = new ResultRow("r", 1L, "b", "tiny", "h", "Q4_0", null, java.util.Map.of(), "calib", "int8", 2, 5.62,
+                100L, 110.0, 1.1, 0.1, 0.001, null, null, null, null, null, null, null, null, "ok", null,
+                ResultRow.Machine.UNKNOWN, null, null, null, null, null);
+        String md = MarkdownReport.render(List.of(plain, matrix), "cmd");
+        assertTrue(md.contains("| Q4_0 | 5.60 | int8 | 0.20000 ± 0.00200 | 120.000 ± 1.200 "
+                + "| 0.10000 ± 0.00100 (5.62 bits/weight) | 110.000 ± 1.100 | 300.0 | 70.00 (60.00–75.00) |\n"), md);
+    }
+
     @Test
     void noShareWithoutABandwidthMeasuredBesideTheRow() {
         ResultRow old = new ResultRow("r", 1L, "a", "tiny", "h", "q8_0", 32, java.util.Map.of(), null, "f32", 2, 8.5,
