@@ -300,7 +300,7 @@ class FormatKernelTest {
      * still bitwise the scalar reference for every row and token, whatever the row split.
      */
     @ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"q4_0", "q8_0", "q2_8", "q4_1", "q5_0", "q5_1", "q2_k", "q4_k",
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"q4_0", "q8_0", "q2_8", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k",
         "q5_k", "q6_k"})
     void int8StripsInGroupsOverTheTokensEqualTheScalarReference(String name) {
         QuantFormat format = Formats.byName(name);

@@ -144,6 +144,13 @@ public final class Int8Strips {
      * codes each (bits 0-4, 5-9, 10-14), words 5..9 columns 16..30, word 10 columns 15 and 31.
      */
     static final int FIVE_BIT_WORDS = 11;
+    /**
+     * 16-bit words per row and 32-value block of 6-bit codes, three per eight columns 0..7: word 0
+     * holds columns 0 and 1 (bits 0-5, 6-11) and the low four bits of column 6 (12-15), word 1
+     * columns 2 and 3 and column 7's low bits, word 2 columns 4 and 5 and the high two bits of
+     * columns 6 (12-13) and 7 (14-15).
+     */
+    static final int SIX_BIT_WORDS = 12;
     /** Strips are kept in arrays of at most this many bytes. */
     static final long MAX_ARRAY_BYTES = 1L << 30;
 
@@ -160,6 +167,13 @@ public final class Int8Strips {
     private final boolean nibbles;
     /** Whether the levels are 5-bit codes, three to a 16-bit word ({@link #stripFiveBits}). */
     private final boolean fiveBits;
+    /** Whether the levels are 6-bit codes, eight in three 16-bit words ({@link #stripSixBits}). */
+    private final boolean sixBits;
+    /**
+     * Whether byte levels are all in [−32, 32], so a 16-bit lane sums eight of their products
+     * exactly ({@link #stripSmallBytes}); found while packing.
+     */
+    private final boolean smallBytes;
     /** Values per weight scale: the block, or 16 inside 32-value blocks (the k-quants' sub-blocks). */
     private final int scaleBlock;
     /** Weight scales per row and block ({@code block / scaleBlock}). */
@@ -286,8 +300,12 @@ public final class Int8Strips {
         if (scaleBlock < 16 || Integer.bitCount(scaleBlock) != 1 || scaleBlock > block) {
             throw new IllegalArgumentException("scale block must be a power of two in [16, " + block + "], got " + scaleBlock);
         }
-        if (bits < 8 && scaleBlock != block || bits == 5 && block != 32) {
-            throw new IllegalArgumentException(bits + "-bit levels need one scale per block of 32 (5 bits) or any block (4 bits)");
+        if (bits == 6 && levelBias != 0) {
+            throw new IllegalArgumentException("6-bit levels take no level bias, got " + levelBias);
+        }
+        if (bits < 6 && scaleBlock != block || (bits == 5 || bits == 6) && block != 32) {
+            throw new IllegalArgumentException(bits + "-bit levels need blocks of 32 (6 bits), one scale per block of 32"
+                    + " (5 bits) or one scale per block (4 bits)");
         }
         this.strips = strips;
         this.cols = cols;
@@ -295,6 +313,7 @@ public final class Int8Strips {
         this.blocksPerRow = (cols + block - 1) / block;
         this.nibbles = bits < 5;
         this.fiveBits = bits == 5;
+        this.sixBits = bits == 6;
         this.scaleBlock = scaleBlock;
         this.subs = block / scaleBlock;
         this.scalesPerRow = scalesPerRow;
@@ -329,7 +348,7 @@ public final class Int8Strips {
         this.halfScales = !factored && halfScales(rows, scalesPerRow, wholeScales, scales)
                 && (mins == null || halfScales(rows, scalesPerRow, wholeScales, mins));
         int scaleBytes = factored ? 1 : halfScales ? 2 : 4;
-        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : fiveBits ? 2 * FIVE_BIT_WORDS : block);
+        this.blockCodeBytes = ROWS * (nibbles ? block / 2 : fiveBits ? 2 * FIVE_BIT_WORDS : sixBits ? 2 * SIX_BIT_WORDS : block);
         this.subScaleBytes = ROWS * scaleBytes;
         this.minsAt = blockCodeBytes + subs * subScaleBytes;
         this.blockStride = blockCodeBytes + subs * subScaleBytes * (hasMins ? 2 : 1);
@@ -350,8 +369,14 @@ public final class Int8Strips {
         byte[] sm = factored ? scaleMultipliers : null;
         byte[] mm = factored ? minMultipliers : null;
         // Strips are independent: repacked in parallel, each row's levels decoded in one call.
+        boolean[] small = new boolean[strips];
         java.util.stream.IntStream.range(0, strips).parallel()
-                .forEach(s -> pack(s, levels, scales, mins, sm, mm, factors, factorsPerRow));
+                .forEach(s -> small[s] = pack(s, levels, scales, mins, sm, mm, factors, factorsPerRow));
+        boolean allSmall = !nibbles && !fiveBits && !sixBits;
+        for (boolean b : small) {
+            allSmall &= b;
+        }
+        this.smallBytes = allSmall;
     }
 
     /**
@@ -406,9 +431,11 @@ public final class Int8Strips {
         return true;
     }
 
-    private void pack(int s, Levels levels, float[] rowScales, float[] rowMins, byte[] scaleMultipliers,
-                      byte[] minMultipliers, Factors factors, int factorsPerRow) {
+    /** Packs strip s; returns whether its whole blocks' levels are all in [−32, 32]. */
+    private boolean pack(int s, Levels levels, float[] rowScales, float[] rowMins, byte[] scaleMultipliers,
+                         byte[] minMultipliers, Factors factors, int factorsPerRow) {
         int tailCols = cols - vectorCols;
+        boolean small = true;
         byte[] strip = new byte[(int) stripBytes];
         float[] rowLevels = new float[cols];
         for (int r = 0; r < ROWS; r++) {
@@ -441,7 +468,21 @@ public final class Int8Strips {
                     int v = (strip[lo] & 0xFF | (strip[hi] & 0xFF) << 8) | stored << shift;
                     strip[lo] = (byte) v;
                     strip[hi] = (byte) (v >>> 8);
+                } else if (sixBits) {
+                    if (level < -32 || level > 31) {
+                        throw new IllegalArgumentException("level " + level + " does not fit a 6-bit code");
+                    }
+                    int stored = level + 32;
+                    int at = blockAt + 3 * (inBlock >>> 3) * 2 * ROWS + 2 * lane;
+                    int m = inBlock & 7;
+                    if (m < 6) {
+                        orWord(strip, at + (m >>> 1) * 2 * ROWS, stored << 6 * (m & 1));
+                    } else {
+                        orWord(strip, at + (m - 6) * 2 * ROWS, (stored & 15) << 12);
+                        orWord(strip, at + 4 * ROWS, (stored >>> 4) << 12 + 2 * (m - 6));
+                    }
                 } else {
+                    small &= level >= -32 && level <= 32;
                     strip[blockAt + (inBlock >>> 1) * 2 * ROWS + (j & 1) * ROWS + lane] = (byte) level;
                 }
             }
@@ -481,6 +522,15 @@ public final class Int8Strips {
             }
         }
         System.arraycopy(strip, 0, codes[s / stripsPerArray], (int) ((s % stripsPerArray) * stripBytes), strip.length);
+        return small;
+    }
+
+    /** ORs {@code bits} into the 16-bit word at strip[at], in native byte order. */
+    private static void orWord(byte[] strip, int at, int bits) {
+        int lo = NATIVE_LITTLE ? at : at + 1;
+        int hi = NATIVE_LITTLE ? at + 1 : at;
+        strip[lo] |= (byte) bits;
+        strip[hi] |= (byte) (bits >>> 8);
     }
 
     /** One row's scale (or minimum) of a block at strip[at]: fp16 or f32, in native byte order (the kernels reinterpret it). */
@@ -507,6 +557,11 @@ public final class Int8Strips {
         return strips;
     }
 
+    /** Which kernel the strips take: nibbles, 5-bit words, 6-bit words, small bytes or bytes. */
+    String kernel() {
+        return nibbles ? "nibbles" : fiveBits ? "5-bit words" : sixBits ? "6-bit words" : smallBytes ? "small bytes" : "bytes";
+    }
+
     /** Bytes one product over {@code rows} rows reads: the strips, and {@code rowBytes} for each row after the last strip. */
     public long bytesWithRest(int rows, long rowBytes) {
         return byteSize() + (rows - (long) strips * ROWS) * rowBytes;
@@ -529,6 +584,8 @@ public final class Int8Strips {
         /** Each 16-column chunk's code sum, and 16 × it (the 5-bit codes' correction). */
         final int[] sums16;  // [tokens][cols / 16]
         final short[] corr16; // [tokens][cols / 16]
+        /** 32 × each 8-column chunk's code sum (the 6-bit codes' correction). */
+        final short[] corr8;  // [tokens][cols / 8]
         /** Each code as a 16-bit value twice over, so one 32-bit broadcast load fills the short lanes with it. */
         final int[] pairs;   // [tokens][cols]
 
@@ -543,6 +600,8 @@ public final class Int8Strips {
             this.sums = new int[a.tokens() * chunks];
             this.sums16 = new int[a.tokens() * halves];
             this.corr16 = new short[a.tokens() * halves];
+            int eighths = cols / 8;
+            this.corr8 = new short[a.tokens() * eighths];
             // Made by the calling thread while the pool's workers wait: vectors of codes widened
             // to ints, each 16-column chunk's sum from them (integer sums: any order is exact).
             for (int t = 0; t < a.tokens(); t++) {
@@ -571,6 +630,13 @@ public final class Int8Strips {
                 }
                 for (int j = row + halves * 16; j < row + cols; j++) {
                     pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
+                }
+                for (int c = 0; c < eighths; c++) {
+                    int sum = 0;
+                    for (int j = row + c * 8; j < row + c * 8 + 8; j++) {
+                        sum += q[j];
+                    }
+                    corr8[t * eighths + c] = (short) (32 * sum);
                 }
             }
         }
@@ -613,6 +679,10 @@ public final class Int8Strips {
                         stripNibbles(s, x, t, out);
                     } else if (fiveBits) {
                         stripFiveBits(s, x, t, out);
+                    } else if (sixBits) {
+                        stripSixBits(s, x, t, out);
+                    } else if (smallBytes) {
+                        stripSmallBytes(s, x, t, out);
                     } else {
                         stripBytes(s, x, t, out);
                     }
@@ -903,6 +973,106 @@ public final class Int8Strips {
     }
 
     /**
+     * {@link #stripBytes} for byte levels in [−32, 32] (q6_k's −32..31, q3_k's and q2_k's smaller
+     * ones): a product is at most 32 × 127 = 4064 in magnitude, so the 16-bit lanes sum eight
+     * columns exactly before they are sign-extended into the 32-bit sums, where the byte kernel
+     * extends every pair: per eight columns 37 vector instructions instead of 48.
+     */
+    private void stripSmallBytes(int s, Activations x, int t, float[] out) {
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
+        int[] q = x.pairs;
+        int row = t * cols;
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        FloatVector f0 = FloatVector.zero(FLOATS);
+        FloatVector f1 = f0;
+        FloatVector g0 = f0;
+        FloatVector g1 = f0;
+        for (int b = 0; b < vectorCols / block; b++) {
+            IntVector i0 = IntVector.zero(INTS);
+            IntVector i1 = i0;
+            int blockAt = base + b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
+            if (factored && (b & (factorBlocks - 1)) == 0) {
+                // A new group: its factors, at its head, for the scales (and minima) of its blocks.
+                f0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes).reinterpretAsFloats();
+                f1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * HALF).reinterpretAsFloats();
+                if (hasMins) {
+                    g0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * ROWS).reinterpretAsFloats();
+                    g1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * (ROWS + HALF)).reinterpretAsFloats();
+                }
+            }
+            int p = blockAt;
+            int w = row + b * block;
+            ShortVector evenCols = ShortVector.zero(SHORTS);
+            ShortVector oddCols = evenCols;
+            for (int k = 0; k < block; k += 2) {
+                ShortVector v = (ShortVector) ByteVector.fromArray(BYTES, c, p)
+                        .convertShape(VectorOperators.B2S, SHORTS, 0);
+                ShortVector u = (ShortVector) ByteVector.fromArray(BYTES, c, p + ROWS)
+                        .convertShape(VectorOperators.B2S, SHORTS, 0);
+                evenCols = evenCols.add(v.mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts()));
+                oddCols = oddCols.add(u.mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()));
+                p += 2 * ROWS;
+                w += 2;
+                if (((k + 2) & 7) == 0) {
+                    // Eight columns: at most 8 × 32 × 127 = 32512 in magnitude, exact in 16 bits.
+                    IntVector pairs = evenCols.add(oddCols).reinterpretAsInts();
+                    i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                    i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
+                    evenCols = ShortVector.zero(SHORTS);
+                    oddCols = evenCols;
+                }
+                if (((k + 2) & (scaleBlock - 1)) == 0) {
+                    // The end of a scale sub-block: its exact sum times (weight scale × activation scale).
+                    int sub = k / scaleBlock;
+                    int csum = levelBias != 0 || hasMins ? codeSum(x, t, b * block + sub * scaleBlock) : 0;
+                    if (levelBias != 0) {
+                        i0 = i0.add(levelBias * csum);
+                        i1 = i1.add(levelBias * csum);
+                    }
+                    FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+                    int at = blockAt + blockCodeBytes + sub * subScaleBytes;
+                    FloatVector w0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
+                            .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0)
+                            : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                            .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
+                    acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
+                    FloatVector w1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
+                            .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1)
+                            : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                            .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
+                    acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
+                    if (hasMins) {
+                        FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                        int m = blockAt + minsAt + sub * subScaleBytes;
+                        FloatVector m0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, m)
+                                .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0)
+                                : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m).reinterpretAsShorts()
+                                .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                                .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m).reinterpretAsFloats());
+                        acc0 = acc0.add(m0.mul(am));
+                        FloatVector m1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, m + oddScales)
+                                .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g1)
+                                : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m + oddScales).reinterpretAsShorts()
+                                .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                                .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m + oddScales).reinterpretAsFloats());
+                        acc1 = acc1.add(m1.mul(am));
+                    }
+                    i0 = IntVector.zero(INTS);
+                    i1 = i0;
+                }
+            }
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, HALF);
+    }
+
+    /**
      * 5-bit levels (q5_0, q5_1, q5_k), stored as codes c = level − levelBias + 16 in 0..31, three
      * to a 16-bit word ({@link #FIVE_BIT_WORDS} words per row and block: 5.5 bits per weight, as
      * the formats store them), so a load gives each row's word in its lane and a shift and a mask
@@ -999,6 +1169,108 @@ public final class Int8Strips {
                         .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
                         .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt + minsAt + oddScales).reinterpretAsFloats());
                 acc1 = acc1.add(m1.mul(am));
+            }
+        }
+        acc0.intoArray(out, 0);
+        acc1.intoArray(out, HALF);
+    }
+
+    /**
+     * 6-bit codes (q6_k's levels −32..31 stored as level + 32), eight in three 16-bit words per row
+     * ({@link #SIX_BIT_WORDS} per block: 6 bits per weight, where bytes take 8): three loads per
+     * eight columns, each code a mask or a shift and a mask away (columns 6 and 7 join their low
+     * bits to the high pair already in place as 16 × h). The wrapping 16-bit sum of c × a less
+     * 32 × Σ a is exact over eight columns (|Σ (c − 32) a| ≤ 8 × 32 × 127 = 32512), so each eight
+     * is sign-extended into the 32-bit sums.
+     */
+    private void stripSixBits(int s, Activations x, int t, float[] out) {
+        byte[] c = codes[s / stripsPerArray];
+        int base = (int) ((s % stripsPerArray) * stripBytes);
+        int blocks = vectorCols >>> 5;
+        int[] q = x.pairs;
+        int row = t * cols;
+        int eighths = t * (cols >>> 3);
+        int as = t * blocksPerRow;
+        float[] aScales = x.a.scales();
+        FloatVector acc0 = FloatVector.zero(FLOATS);
+        FloatVector acc1 = acc0;
+        ShortVector six = ShortVector.broadcast(SHORTS, (short) 63);
+        ShortVector high = ShortVector.broadcast(SHORTS, (short) 0x30);
+        FloatVector f0 = FloatVector.zero(FLOATS);
+        FloatVector f1 = f0;
+        FloatVector g0 = f0;
+        FloatVector g1 = f0;
+        for (int b = 0; b < blocks; b++) {
+            int blockAt = base + b * blockStride + ((b >>> factorShift) + 1) * factorBytes;
+            if (factored && (b & (factorBlocks - 1)) == 0) {
+                // A new group: its factors, at its head, for the scales (and minima) of its blocks.
+                f0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes).reinterpretAsFloats();
+                f1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * HALF).reinterpretAsFloats();
+                if (hasMins) {
+                    g0 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * ROWS).reinterpretAsFloats();
+                    g1 = ByteVector.fromArray(FLOAT_SCALE_BYTES, c, blockAt - factorBytes + 4 * (ROWS + HALF)).reinterpretAsFloats();
+                }
+            }
+            IntVector i0 = IntVector.zero(INTS);
+            IntVector i1 = i0;
+            int p = blockAt;
+            int w = row + b * 32;
+            for (int g = 0; g < 4; g++) {
+                ShortVector u0 = ByteVector.fromArray(WORD_BYTES, c, p).reinterpretAsShorts();
+                ShortVector u1 = ByteVector.fromArray(WORD_BYTES, c, p + 2 * ROWS).reinterpretAsShorts();
+                ShortVector u2 = ByteVector.fromArray(WORD_BYTES, c, p + 4 * ROWS).reinterpretAsShorts();
+                ShortVector first = u0.and(six).mul(IntVector.broadcast(INTS, q[w]).reinterpretAsShorts())
+                        .add(u0.lanewise(VectorOperators.LSHR, 6).and(six).mul(IntVector.broadcast(INTS, q[w + 1]).reinterpretAsShorts()))
+                        .add(u1.and(six).mul(IntVector.broadcast(INTS, q[w + 2]).reinterpretAsShorts()))
+                        .add(u1.lanewise(VectorOperators.LSHR, 6).and(six).mul(IntVector.broadcast(INTS, q[w + 3]).reinterpretAsShorts()));
+                ShortVector second = u2.and(six).mul(IntVector.broadcast(INTS, q[w + 4]).reinterpretAsShorts())
+                        .add(u2.lanewise(VectorOperators.LSHR, 6).and(six).mul(IntVector.broadcast(INTS, q[w + 5]).reinterpretAsShorts()))
+                        .add(u0.lanewise(VectorOperators.LSHR, 12).add(u2.lanewise(VectorOperators.LSHR, 8).and(high))
+                                .mul(IntVector.broadcast(INTS, q[w + 6]).reinterpretAsShorts()))
+                        .add(u1.lanewise(VectorOperators.LSHR, 12).add(u2.lanewise(VectorOperators.LSHR, 10).and(high))
+                                .mul(IntVector.broadcast(INTS, q[w + 7]).reinterpretAsShorts()));
+                IntVector pairs = first.add(second).sub(x.corr8[eighths + 4 * b + g]).reinterpretAsInts();
+                i0 = i0.add(pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                i1 = i1.add(pairs.lanewise(VectorOperators.ASHR, 16));
+                p += 6 * ROWS;
+                w += 8;
+                if ((g + 1) * 8 % scaleBlock == 0) {
+                    // The end of a scale sub-block: its exact sum times (weight scale × activation scale).
+                    int sub = (g + 1) * 8 / scaleBlock - 1;
+                    int csum = hasMins ? codeSum(x, t, b * 32 + sub * scaleBlock) : 0;
+                    FloatVector d = FloatVector.broadcast(FLOATS, aScales[as + b]);
+                    int at = blockAt + blockCodeBytes + sub * subScaleBytes;
+                    FloatVector w0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
+                            .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0)
+                            : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at).reinterpretAsShorts()
+                            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                            .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at).reinterpretAsFloats());
+                    acc0 = acc0.add(((FloatVector) i0.convert(VectorOperators.I2F, 0)).mul(w0.mul(d)));
+                    FloatVector w1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
+                            .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1)
+                            : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, at + oddScales).reinterpretAsShorts()
+                            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                            .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, at + oddScales).reinterpretAsFloats());
+                    acc1 = acc1.add(((FloatVector) i1.convert(VectorOperators.I2F, 0)).mul(w1.mul(d)));
+                    if (hasMins) {
+                        FloatVector am = FloatVector.broadcast(FLOATS, aScales[as + b] * csum);
+                        int m = blockAt + minsAt + sub * subScaleBytes;
+                        FloatVector m0 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, m)
+                                .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0)
+                                : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m).reinterpretAsShorts()
+                                .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                                .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m).reinterpretAsFloats());
+                        acc0 = acc0.add(m0.mul(am));
+                        FloatVector m1 = (factored ? ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, m + oddScales)
+                                .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g1)
+                                : halfScales ? ((IntVector) ByteVector.fromArray(HALF_SCALE_BYTES, c, m + oddScales).reinterpretAsShorts()
+                                .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 13).and(SIGN_EXPONENT_MANTISSA)
+                                .reinterpretAsFloats().mul(0x1p112f) : ByteVector.fromArray(FLOAT_SCALE_BYTES, c, m + oddScales).reinterpretAsFloats());
+                        acc1 = acc1.add(m1.mul(am));
+                    }
+                    i0 = IntVector.zero(INTS);
+                    i1 = i0;
+                }
             }
         }
         acc0.intoArray(out, 0);

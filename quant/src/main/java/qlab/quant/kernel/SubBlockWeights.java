@@ -119,7 +119,7 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     /** Levels of values j .. j + {@link Lanes#COUNT} − 1 of a row (j a multiple of the lane count), one per byte lane. */
     abstract ByteVector chunk(int row, int j);
 
-    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 5 or 4 (see {@link Int8Strips}). */
+    /** Bits per level in the int8 strips: 8 (bytes, any level in [−128, 127]), 6 (levels in [−32, 31]), 5 or 4 (see {@link Int8Strips}). */
     int int8StripBits() {
         return 8;
     }
@@ -338,6 +338,12 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
             ByteVector high = ByteVector.fromMemorySegment(Lanes.BYTES, data, block + 128 + 32 * h + l, java.nio.ByteOrder.LITTLE_ENDIAN)
                     .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
             return low.or(high).sub((byte) 32);
+        }
+
+        /** Levels in −32..31: 6-bit codes in the strips, 6.6 bits per weight with the byte scales, where bytes take 8.6. */
+        @Override
+        int int8StripBits() {
+            return 6;
         }
 
         /** d × sc: d at byte 208 of a block, one per 16 sub-blocks of 16. */
@@ -583,6 +589,12 @@ public abstract sealed class SubBlockWeights extends PackedWeights {
     public long int8KernelBytes() {
         Int8Strips st = strips;
         return st == null ? kernelBytes() : st.bytesWithRest(rows, kernelBytes() / rows);
+    }
+
+    /** The int8 strips' kernel ({@link Int8Strips#kernel}); "none" before {@link #prepareInt8Rows} or without strips. */
+    String int8Kernel() {
+        Int8Strips st = strips;
+        return st == null ? "none" : st.kernel();
     }
 
     /** Rows the int8 row kernel takes from {@link Int8Strips}; 0 before {@link #prepareInt8Rows}. */

@@ -21,7 +21,7 @@ class Int8StripsTest {
     @CsvSource({
         "96, 32, 4, false", "96, 32, 4, true", "100, 32, 4, false", "256, 64, 4, false", "256, 128, 4, true",
         "96, 32, 8, false", "100, 32, 8, true", "256, 128, 8, false", "96, 32, 2, false", "96, 32, 5, false",
-        "112, 32, 5, true", "33, 32, 5, false"})
+        "112, 32, 5, true", "33, 32, 5, false", "96, 32, 6, false", "100, 32, 6, true", "256, 32, 6, false"})
     void everyRowIsItsScalarFoldWithHalfOrFloatScales(int cols, int block, int bits, boolean oneF32Scale) {
         int strips = 3;
         int rows = strips * Int8Strips.ROWS;
@@ -64,7 +64,9 @@ class Int8StripsTest {
 
         int wholeBlocks = cols / block;
         long codeBytes = bits == 5 ? (long) rows * wholeBlocks * 2 * Int8Strips.FIVE_BIT_WORDS
+                : bits == 6 ? (long) rows * wholeBlocks * 2 * Int8Strips.SIX_BIT_WORDS
                 : (long) rows * wholeBlocks * block / (bits == 8 ? 1 : 2);
+        assertEquals(bits == 8 ? "bytes" : bits == 6 ? "6-bit words" : bits == 5 ? "5-bit words" : "nibbles", st.kernel());
         long scaleBytes = (long) rows * wholeBlocks * (oneF32Scale ? 4 : 2);
         long tailBytes = cols % block == 0 ? 0 : (long) rows * (cols % block) + 4L * rows;
         assertEquals(codeBytes + scaleBytes + tailBytes, st.byteSize(), "strip bytes");
@@ -104,14 +106,16 @@ class Int8StripsTest {
     @CsvSource({"96, 16, 8, 63, none", "100, 16, 8, 63, none", "120, 16, 8, 63, none", "96, 32, 5, 31, none",
         "100, 32, 5, 31, none", "96, 32, 4, 15, none", "127, 32, 4, 15, none",
         "512, 16, 8, 63, exact", "600, 16, 8, 63, exact", "512, 32, 5, 31, exact", "520, 32, 5, 31, exact",
-        "512, 32, 4, 15, exact", "300, 32, 4, 15, exact", "512, 32, 4, 15, broken", "512, 16, 8, 63, broken"})
+        "512, 32, 4, 15, exact", "300, 32, 4, 15, exact", "512, 32, 4, 15, broken", "512, 16, 8, 63, broken",
+        "96, 16, 6, 63, none", "100, 16, 6, 63, none", "600, 16, 6, 63, exact", "512, 16, 6, 63, broken",
+        "96, 16, 6, 63, exact", "256, 32, 6, 63, exact", "96, 16, 8, 64, none", "512, 16, 8, 64, exact"})
     void subBlockScalesAndMinsAreTheScalarFold(int cols, int scaleBlock, int bits, int maxLevel, String factoring) {
         int strips = 2;
         int rows = strips * Int8Strips.ROWS;
         int scalesPerRow = (cols + 255) / 256 * 256 / scaleBlock; // as the k-quants' padded rows
         SplittableRandom r = new SplittableRandom(cols * 13L + scaleBlock + bits);
         int[] levels = new int[rows * cols];
-        int bias = bits == 8 ? 32 : 0; // q6_k's levels are −32..31
+        int bias = bits >= 6 ? 32 : 0; // q6_k's levels, −32..31 (maxLevel 64: byte levels up to 32)
         for (int i = 0; i < levels.length; i++) {
             levels[i] = r.nextInt(maxLevel + 1) - bias;
         }
@@ -136,7 +140,7 @@ class Int8StripsTest {
             } else {
                 int row = i / scalesPerRow;
                 int f = row * factorsPerRow + i % scalesPerRow / perFactor;
-                scales[i] = scaleFactors[f] * (bits == 8 ? r.nextInt(-32, 32) : r.nextInt(64));
+                scales[i] = scaleFactors[f] * (bits >= 6 ? r.nextInt(-32, 32) : r.nextInt(64));
                 mins[i] = minFactors[f] * r.nextInt(64);
             }
         }
@@ -158,7 +162,9 @@ class Int8StripsTest {
         }, scales, mins, factors, 1);
         float[] y = new float[3 * rows];
         // Byte multipliers: 1 byte per scale and min instead of 4 (q4_k: 4 + 2 + 1/4 bits per weight, not 6).
-        long codeBytes = (long) rows * (cols / 32) * (bits == 8 ? 32 : bits == 5 ? 22 : 16);
+        long codeBytes = (long) rows * (cols / 32) * (bits == 8 ? 32 : bits == 6 ? 24 : bits == 5 ? 22 : 16);
+        // Byte levels in [−32, 32] (q6_k's, q3_k's, q2_k's) take the kernel that sums eight products in 16 bits.
+        assertEquals(bits == 8 ? "small bytes" : bits == 6 ? "6-bit words" : bits == 5 ? "5-bit words" : "nibbles", st.kernel());
         long scaleBytes = (long) rows * (cols / 32 * 32 / scaleBlock) * 2 * (factoring.equals("exact") ? 1 : 4);
         long headBytes = factoring.equals("exact") ? (long) rows * 8 * ((cols / 32 + 256 / 32 - 1) / (256 / 32)) : 0;
         long tailBytes = (long) rows * (cols % 32) + 4L * 2 * rows * ((cols % 32 + scaleBlock - 1) / scaleBlock);
@@ -183,5 +189,14 @@ class Int8StripsTest {
                         "row " + row + ", token " + t + ": " + sum + " vs " + y[row + t * rows]);
             }
         }
+    }
+
+    /** 6-bit codes hold levels −32..31: another is refused, not wrapped. */
+    @org.junit.jupiter.api.Test
+    void sixBitStripsRefuseALevelOutsideTheirRange() {
+        Int8Strips.Levels levels = (row, dst) -> java.util.Arrays.fill(dst, row == 3 ? 32 : -32);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new Int8Strips(1, 64, 32, 6, levels, new float[2 * Int8Strips.ROWS]));
+        assertEquals("level 32 does not fit a 6-bit code", e.getMessage());
     }
 }
