@@ -29,8 +29,11 @@ import qlab.quant.Int8Activations;
  * 8 × Σ activation codes. 16-bit sums of 32 such products are exact: the true sum, at most
  * 8 × 127 × 32 = 32512 in magnitude, is what the wrapping lanes hold once the correction is off.
  * 8-bit levels are stored as bytes; two products (≤ 2 × 127²) fit a 16-bit lane, so every column
- * pair is widened into 32-bit sums. Per block the integer sum is exact, so each row's result is
- * sum += isum × (weight scale × activation scale) over the blocks in order — bit for bit
+ * pair is widened into 32-bit sums. Byte levels all within [−32, 32] (q2_k's, q3_k's) sum eight
+ * columns in 16 bits before they are widened ({@link #stripSmallBytes}); q6_k's levels are 6-bit
+ * codes, eight to three 16-bit words ({@link #stripSixBits}). Per block the integer sum is exact,
+ * so each row's result is sum += isum × (weight scale × activation scale) over the blocks in
+ * order — bit for bit
  * {@link qlab.quant.PackedWeights#dotInt8Scalar}. The last, partial block (width not a multiple
  * of the block) is done by scalar code on stored levels, in the same order.
  *
@@ -976,7 +979,9 @@ public final class Int8Strips {
      * {@link #stripBytes} for byte levels in [−32, 32] (q6_k's −32..31, q3_k's and q2_k's smaller
      * ones): a product is at most 32 × 127 = 4064 in magnitude, so the 16-bit lanes sum eight
      * columns exactly before they are sign-extended into the 32-bit sums, where the byte kernel
-     * extends every pair: per eight columns 37 vector instructions instead of 48.
+     * extends every pair: per eight columns 37 vector instructions instead of 48. q6_k through it
+     * and through the byte kernel, whole model as above, four alternating rounds: 41.1/42.3/37.4/
+     * 41.9 against 40.1/41.8/33.7/41.4 tok/s: the bytes, not the instructions, were its limit.
      */
     private void stripSmallBytes(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
@@ -1181,7 +1186,12 @@ public final class Int8Strips {
      * eight columns, each code a mask or a shift and a mask away (columns 6 and 7 join their low
      * bits to the high pair already in place as 16 × h). The wrapping 16-bit sum of c × a less
      * 32 × Σ a is exact over eight columns (|Σ (c − 32) a| ≤ 8 × 32 × 127 = 32512), so each eight
-     * is sign-extended into the 32-bit sums.
+     * is sign-extended into the 32-bit sums. About 6 vector instructions per column against the
+     * small bytes' 4.6, for 6.6 bits read per weight (with the byte scales) against 8.6: whole
+     * model, qwen3-0.6b shapes, 2 threads, {@code bench --reps 3 --prompt-tokens 64
+     * --decode-tokens 48}, four alternating rounds (2026-12-02 01:31–01:34 UTC): bytes
+     * 42.6/42.7/39.2/36.9 tok/s, these words 59.7/61.8/58.2/58.1. (A nibble plane and a 2-bit
+     * plane, 6 bits too, needed about 9 instructions per column and ran slower than the bytes.)
      */
     private void stripSixBits(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
