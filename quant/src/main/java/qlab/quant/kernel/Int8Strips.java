@@ -154,6 +154,8 @@ public final class Int8Strips {
      * columns 6 (12-13) and 7 (14-15).
      */
     static final int SIX_BIT_WORDS = 12;
+    /** Ints per token and 32-value block in {@link Activations#blocks32}. */
+    private static final int BLOCK_INFO = 4;
     /** Strips are kept in arrays of at most this many bytes. */
     static final long MAX_ARRAY_BYTES = 1L << 30;
 
@@ -589,6 +591,12 @@ public final class Int8Strips {
         final short[] corr16; // [tokens][cols / 16]
         /** 32 × each 8-column chunk's code sum (the 6-bit codes' correction). */
         final short[] corr8;  // [tokens][cols / 8]
+        /**
+         * With 32-value blocks, per token and block in one array (the factored nibble kernel's
+         * reads, one range of one array): the nibble correction, the code sum, and the bits of
+         * the activation scale and of scale × sum; null for other blocks.
+         */
+        final int[] blocks32; // [tokens][cols / 32][BLOCK_INFO]
         /** Each code as a 16-bit value twice over, so one 32-bit broadcast load fills the short lanes with it. */
         final int[] pairs;   // [tokens][cols]
 
@@ -605,6 +613,7 @@ public final class Int8Strips {
             this.corr16 = new short[a.tokens() * halves];
             int eighths = cols / 8;
             this.corr8 = new short[a.tokens() * eighths];
+            this.blocks32 = a.block() == 32 ? new int[BLOCK_INFO * a.tokens() * chunks] : null;
             // Made by the calling thread while the pool's workers wait: vectors of codes widened
             // to ints, each 16-column chunk's sum from them (integer sums: any order is exact).
             for (int t = 0; t < a.tokens(); t++) {
@@ -633,6 +642,16 @@ public final class Int8Strips {
                 }
                 for (int j = row + halves * 16; j < row + cols; j++) {
                     pairs[j] = (q[j] & 0xFFFF) | q[j] << 16;
+                }
+                if (blocks32 != null) {
+                    for (int c = 0; c < chunks; c++) {
+                        int i = BLOCK_INFO * (t * chunks + c);
+                        float d = a.scales()[t * a.blocksPerRow() + c];
+                        blocks32[i] = corr[t * chunks + c];
+                        blocks32[i + 1] = sums[t * chunks + c];
+                        blocks32[i + 2] = Float.floatToRawIntBits(d);
+                        blocks32[i + 3] = Float.floatToRawIntBits(d * sums[t * chunks + c]);
+                    }
                 }
                 for (int c = 0; c < eighths; c++) {
                     int sum = 0;
@@ -802,10 +821,14 @@ public final class Int8Strips {
 
     /**
      * {@link #stripNibbles32} for q4_k: byte scales and minima times their group's factors, the
-     * level offset added back, in straight-line code with the factors loaded once per group. The
-     * general kernel tests its flags per block and picks each scale's form there: compiled for
-     * q4_k it held 902 instructions and 280 stack references against 670 and 180 for q4_0, with
-     * the same 16-column loop.
+     * level offset added back, in straight-line code with the factors loaded once per group and
+     * each block's activation terms read from one array ({@link Activations#blocks32}). Compiled
+     * by C2 for q4_k, the general kernel held 902 instructions and 280 stack references against
+     * 670 and 180 for q4_0 (the same 16-column loop; the rest per-block indices, range checks and
+     * reloads of spilled registers), this one 871 and 285; one 3072×1024 product hot, one thread
+     * ({@code MatVecBenchmark}, three alternating pairs of processes, 2026-12-02): 17.7/18.2/18.1k
+     * → 21.3/21.5/21.1k products/s. The same for q5_k's 5-bit words measured 15.9/17.0/16.6k →
+     * 17.3/16.9/16.3k, no change, and is not kept.
      */
     private void stripNibblesFactored(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
@@ -813,9 +836,8 @@ public final class Int8Strips {
         int blocks = vectorCols >>> 5;
         int[] q = x.pairs;
         int row = t * cols;
-        int corr = t * (cols >>> 5);
-        int as = t * blocksPerRow;
-        float[] aScales = x.a.scales();
+        int[] blockInfo = x.blocks32;
+        int info = BLOCK_INFO * t * (cols >>> 5);
         int bias = levelBias;
         FloatVector acc0 = FloatVector.zero(FLOATS);
         FloatVector acc1 = acc0;
@@ -841,18 +863,18 @@ public final class Int8Strips {
                     p += ROWS;
                     w += 2;
                 }
-                IntVector pairs = evenCols.add(oddCols).sub(x.corr[corr + b]).reinterpretAsInts();
-                int csum = x.sums[corr + b];
-                float da = aScales[as + b];
-                IntVector even = pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(bias * csum);
-                IntVector odd = pairs.lanewise(VectorOperators.ASHR, 16).add(bias * csum);
-                FloatVector d = FloatVector.broadcast(FLOATS, da);
+                int i = info + BLOCK_INFO * b;
+                IntVector pairs = evenCols.add(oddCols).sub((short) blockInfo[i]).reinterpretAsInts();
+                int biased = bias * blockInfo[i + 1];
+                IntVector even = pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(biased);
+                IntVector odd = pairs.lanewise(VectorOperators.ASHR, 16).add(biased);
+                FloatVector d = FloatVector.broadcast(FLOATS, Float.intBitsToFloat(blockInfo[i + 2]));
                 int at = blockAt + blockCodeBytes;
                 FloatVector w0 = ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at)
                         .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f0);
                 FloatVector w1 = ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, at + oddScales)
                         .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(f1);
-                FloatVector am = FloatVector.broadcast(FLOATS, da * csum);
+                FloatVector am = FloatVector.broadcast(FLOATS, Float.intBitsToFloat(blockInfo[i + 3]));
                 FloatVector m0 = ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt)
                         .convertShape(VectorOperators.B2F, FLOATS, 0)).mul(g0);
                 FloatVector m1 = ((FloatVector) ByteVector.fromArray(MULTIPLIER_BYTES, c, blockAt + minsAt + oddScales)
