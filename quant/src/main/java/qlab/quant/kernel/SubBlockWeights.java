@@ -25,7 +25,7 @@ import qlab.quant.PackedWeights;
  * after sub-block, in float, y += Σ level·code × (scale × activation scale), and for the formats
  * with mins y −= min × (activation scale × Σ code): the fold of {@link BlockCodeWeights}, so
  * {@link #dotInt8Rows} runs the same {@link Int8Strips} (rows in the lanes of a repacked copy:
- * nibbles for q4_k, 5-bit codes for q5_k, bytes with a scale per 16 values for the others),
+ * nibbles for q4_k, 5-bit codes for q5_k, 6-bit codes for q6_k, bytes for the others),
  * which give the reference's bits. The single-row vector kernel forms the integer sums with int
  * lanes and does the float steps in the reference's order. Measured reason for the strips: the
  * row-at-a-time kernel (a lane reduction and double arithmetic per 16 values) decoded Q4_K_M
