@@ -467,12 +467,7 @@ public final class Int8Strips {
                     int m = inBlock & 15;
                     int word = m < 15 ? 5 * half + m / 3 : 10;
                     int shift = m < 15 ? 5 * (m % 3) : 5 * half;
-                    int at = blockAt + word * 2 * ROWS + 2 * lane;
-                    int lo = NATIVE_LITTLE ? at : at + 1;
-                    int hi = NATIVE_LITTLE ? at + 1 : at;
-                    int v = (strip[lo] & 0xFF | (strip[hi] & 0xFF) << 8) | stored << shift;
-                    strip[lo] = (byte) v;
-                    strip[hi] = (byte) (v >>> 8);
+                    orWord(strip, blockAt + word * 2 * ROWS + 2 * lane, stored << shift);
                 } else if (sixBits) {
                     if (level < -32 || level > 31) {
                         throw new IllegalArgumentException("level " + level + " does not fit a 6-bit code");
