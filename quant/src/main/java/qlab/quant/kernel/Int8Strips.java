@@ -1069,6 +1069,9 @@ public final class Int8Strips {
      * extends every pair: per eight columns 37 vector instructions instead of 48. q6_k through it
      * and through the byte kernel, whole model as above, four alternating rounds: 41.1/42.3/37.4/
      * 41.9 against 40.1/41.8/33.7/41.4 tok/s: the bytes, not the instructions, were its limit.
+     * q3_k, the same command, four alternating rounds (2026-12-02, commit 8be64bd against
+     * b4e7209): 54.4/41.9/43.1/40.8 against the byte kernel's 44.3/44.8/44.7/46.0 tok/s, no gain
+     * either: its byte strips (8.5 bits per weight for 3.44 stored) are what bounds it.
      */
     private void stripSmallBytes(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
