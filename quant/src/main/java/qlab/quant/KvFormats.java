@@ -9,8 +9,9 @@ import qlab.quant.ggml.GgmlType;
 
 /**
  * The KV cache types, llama.cpp's {@code -ctk}/{@code -ctv} set: f32 as the engine keeps it, and
- * the formats below encoded as their ggml blocks with their reference quantizers, so that a cache
- * type means the same values in both tools.
+ * the formats below encoded as their ggml blocks with their reference quantizers, and queries
+ * rounded as ggml's CPU attention rounds them for keys of that type, so that a cache type costs the
+ * same in both tools.
  */
 public final class KvFormats {
 
@@ -40,11 +41,24 @@ public final class KvFormats {
     private static final class FormatKvType implements KvType {
         private final QuantFormat format;
         private final int blockSize;
+        /** The type queries are rounded to for the dot product with these keys: ggml's vec_dot_type. */
+        private final QuantFormat queryFormat;
 
         FormatKvType(QuantFormat format) {
             this.format = format;
             GgmlType t = format.ggml().orElseThrow(() -> new IllegalStateException(format.name() + " has no ggml type")).type();
             this.blockSize = t.blockSize;
+            // f16 and bf16 keys take queries in their own type; every block type's dot product takes q8_0 blocks
+            // (q8_1 for q4_1 and q5_1: the same values, with their sum stored beside them).
+            this.queryFormat = blockSize == 1 ? format : Formats.byName("q8_0");
+        }
+
+        @Override
+        public void roundQuery(float[] q, int off, int n) {
+            byte[] b = new byte[Math.toIntExact(queryFormat.bytesPerRow(n))];
+            MemorySegment seg = MemorySegment.ofArray(b);
+            queryFormat.quantizeRow(q, off, n, null, seg, 0);
+            queryFormat.dequantizeRow(seg, 0, n, q, off);
         }
 
         @Override

@@ -37,6 +37,15 @@ public interface KvType {
     /** Decodes {@code n} values stored at src[srcOff] into dst[dstOff ..]. */
     void decode(byte[] src, long srcOff, int n, float[] dst, int dstOff);
 
+    /**
+     * Rounds one head's query as the dot product with keys of this type takes it. ggml's CPU
+     * attention converts the query to the key type's dot-product type first (f16 for f16 keys,
+     * bf16 for bf16, q8_0 blocks for the block types), and that rounding is part of what a cache
+     * type costs in llama.cpp; f32 keys take the query as it is.
+     */
+    default void roundQuery(float[] q, int off, int n) {
+    }
+
     /** The values a row has after a trip through the cache (the float64 reference rounds K and V with it). */
     default void round(float[] row, int off, int n) {
         if (this == F32) {

@@ -88,8 +88,9 @@ public final class ReferenceModel {
                 }
                 rope(q[t], c.numHeads(), t);
                 rope(k[t], c.numKvHeads(), t);
-                roundAsCached(k[t], kvTypes.keys());
-                roundAsCached(v[t], kvTypes.values());
+                roundPerHead(k[t], c.numKvHeads(), kvTypes.keys(), false);
+                roundPerHead(v[t], c.numKvHeads(), kvTypes.values(), false);
+                roundPerHead(q[t], c.numHeads(), kvTypes.keys(), true);
             }
             for (int t = 0; t < n; t++) {
                 double[] att = new double[c.qDim()];
@@ -144,8 +145,12 @@ public final class ReferenceModel {
         return logits;
     }
 
-    /** The values a cache of this type gives back for one position's keys or values (every KV head). */
-    private void roundAsCached(double[] row, KvType type) {
+    /**
+     * Rounds each head's slice of a row through float as the cache stores keys or values of this
+     * type ({@link KvType#round}), or, for a query, as the dot product with such keys takes it
+     * ({@link KvType#roundQuery}); f32 keeps the row in float64.
+     */
+    private void roundPerHead(double[] row, int heads, KvType type, boolean query) {
         if (type == KvType.F32) {
             return;
         }
@@ -153,8 +158,12 @@ public final class ReferenceModel {
         for (int i = 0; i < row.length; i++) {
             f[i] = (float) row[i];
         }
-        for (int h = 0; h < c.numKvHeads(); h++) {
-            type.round(f, h * c.headDim(), c.headDim());
+        for (int h = 0; h < heads; h++) {
+            if (query) {
+                type.roundQuery(f, h * c.headDim(), c.headDim());
+            } else {
+                type.round(f, h * c.headDim(), c.headDim());
+            }
         }
         for (int i = 0; i < row.length; i++) {
             row[i] = f[i];

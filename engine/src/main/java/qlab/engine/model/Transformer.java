@@ -253,6 +253,10 @@ public final class Transformer implements LanguageModel {
                 }
                 rope(q, t * c.qDim(), c.numHeads(), t);
                 rope(k, t * c.kvDim(), c.numKvHeads(), t);
+                KvType keyType = caches[t].types().keys();
+                for (int h = 0; h < c.numHeads() && keyType != KvType.F32; h++) {
+                    keyType.roundQuery(q, t * c.qDim() + h * c.headDim(), c.headDim());
+                }
                 // The cache stores post-RoPE keys at the row's absolute position.
                 caches[t].store(l, pos[t], k, t * c.kvDim(), v, t * c.kvDim());
             }
