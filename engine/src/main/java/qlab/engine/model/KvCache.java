@@ -122,18 +122,28 @@ public final class KvCache {
         }
     }
 
-    /** Decodes KV head h's keys at positions [from, to) into dst, one row of headDim per position. */
-    void decodeKeys(int layer, int h, int from, int to, float[] dst) {
-        for (int p = from; p < to; p++) {
-            types.keys().decode(keyBytes[layer], rowOffset(p, h, keyRowBytes), headDim, dst, (p - from) * headDim);
-        }
+    /** Positions of one KV head in one layer as attention reads them: position p's row at data[offset + (p - from) * stride]. */
+    record Tile(float[] data, int offset, int stride) {}
+
+    /** KV head h's keys at positions [from, to): in place for f32, else decoded into scratch (rows of headDim). */
+    Tile keys(int layer, int h, int from, int to, float[] scratch) {
+        return tile(keys, keyBytes, types.keys(), keyRowBytes, layer, h, from, to, scratch);
     }
 
-    /** As {@link #decodeKeys} for values. */
-    void decodeValues(int layer, int h, int from, int to, float[] dst) {
-        for (int p = from; p < to; p++) {
-            types.values().decode(valueBytes[layer], rowOffset(p, h, valueRowBytes), headDim, dst, (p - from) * headDim);
+    /** As {@link #keys} for values. */
+    Tile values(int layer, int h, int from, int to, float[] scratch) {
+        return tile(values, valueBytes, types.values(), valueRowBytes, layer, h, from, to, scratch);
+    }
+
+    private Tile tile(float[][] f32, byte[][] encoded, KvType type, long rowBytes, int layer, int h, int from, int to,
+                      float[] scratch) {
+        if (f32 != null) {
+            return new Tile(f32[layer], from * kvDim + h * headDim, kvDim);
         }
+        for (int p = from; p < to; p++) {
+            type.decode(encoded[layer], rowOffset(p, h, rowBytes), headDim, scratch, (p - from) * headDim);
+        }
+        return new Tile(scratch, 0, headDim);
     }
 
     private long rowOffset(int pos, int h, long rowBytes) {

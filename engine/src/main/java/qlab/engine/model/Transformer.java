@@ -382,7 +382,6 @@ public final class Transformer implements LanguageModel {
     private void attendTile(int layer, KvCache cache, int[] pos, int r0, int r1, int kvh, AttentionScratch s) {
         int hd = c.headDim();
         int group = c.groupSize(); // query heads kvh*group .. kvh*group+group-1 share KV head kvh
-        int kvDim = c.kvDim();
         int qDim = c.qDim();
         float scale = (float) (1.0 / Math.sqrt(hd));
         int maxPos = 0;
@@ -397,33 +396,8 @@ public final class Transformer implements LanguageModel {
         }
         for (int j0 = 0; j0 <= maxPos; j0 += kvTile) {
             int j1 = Math.min(j0 + kvTile, maxPos + 1);
-            // The tile's keys and values: in place for f32 (stride kvDim), else decoded (stride hd).
-            float[] kArr;
-            float[] vArr;
-            int kOff;
-            int vOff;
-            int kStride;
-            int vStride;
-            if (cache.keys != null) {
-                kArr = cache.keys[layer];
-                kOff = j0 * kvDim + kvh * hd;
-                kStride = kvDim;
-            } else {
-                cache.decodeKeys(layer, kvh, j0, j1, s.keys);
-                kArr = s.keys;
-                kOff = 0;
-                kStride = hd;
-            }
-            if (cache.values != null) {
-                vArr = cache.values[layer];
-                vOff = j0 * kvDim + kvh * hd;
-                vStride = kvDim;
-            } else {
-                cache.decodeValues(layer, kvh, j0, j1, s.values);
-                vArr = s.values;
-                vOff = 0;
-                vStride = hd;
-            }
+            KvCache.Tile kt = cache.keys(layer, kvh, j0, j1, s.keys);
+            KvCache.Tile vt = cache.values(layer, kvh, j0, j1, s.values);
             for (int r = r0; r < r1; r++) {
                 if (pos[r] < j0) {
                     continue;
@@ -433,14 +407,14 @@ public final class Transformer implements LanguageModel {
                     int qo = r * qDim + (kvh * group + hh) * hd;
                     float max = Float.NEGATIVE_INFINITY;
                     for (int j = 0; j < cnt; j++) {
-                        float sc = FloatKernels.dot(q, qo, kArr, kOff + j * kStride, hd) * scale;
+                        float sc = FloatKernels.dot(q, qo, kt.data(), kt.offset() + j * kt.stride(), hd) * scale;
                         s.scores[j] = sc;
                         max = Math.max(max, sc);
                     }
                     if (pos[r] < kvTile) {
                         // the row's whole context in one tile: the plain softmax, normalised in the weighted sum
                         float sum = expShifted(s.scores, cnt, max);
-                        FloatKernels.weightedRows(s.scores, 0, cnt, 1.0f / sum, vArr, vOff, vStride, att, qo, hd);
+                        FloatKernels.weightedRows(s.scores, 0, cnt, 1.0f / sum, vt.data(), vt.offset(), vt.stride(), att, qo, hd);
                         continue;
                     }
                     // online softmax: rescale what earlier tiles summed when the running maximum grows
@@ -450,7 +424,7 @@ public final class Transformer implements LanguageModel {
                     float tileSum = expShifted(s.scores, cnt, newMax);
                     s.runSum[idx] = s.runSum[idx] * correction + tileSum;
                     s.runMax[idx] = newMax;
-                    FloatKernels.weightedRows(s.scores, 0, cnt, 1f, vArr, vOff, vStride, s.tileOut, 0, hd);
+                    FloatKernels.weightedRows(s.scores, 0, cnt, 1f, vt.data(), vt.offset(), vt.stride(), s.tileOut, 0, hd);
                     int ao = idx * hd;
                     for (int i = 0; i < hd; i++) {
                         s.acc[ao + i] = s.acc[ao + i] * correction + s.tileOut[i];
