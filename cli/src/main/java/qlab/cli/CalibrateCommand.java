@@ -17,6 +17,7 @@ import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.model.Transformer;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
@@ -69,6 +70,7 @@ final class CalibrateCommand implements Callable<Integer> {
             case "dat" -> LlamaImatrix.Format.DAT;
             default -> throw new QlabException("--format is \"" + format + "\", expected qlab, gguf or dat");
         };
+        OutputPaths.checkFile(out);
         if (ctx < 2) {
             throw new QlabException("--ctx must be at least 2, got " + ctx);
         }

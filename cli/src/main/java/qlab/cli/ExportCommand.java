@@ -16,6 +16,7 @@ import qlab.engine.gguf.GgufTensor;
 import qlab.engine.gguf.GgufTokenizer;
 import qlab.engine.gguf.GgufValue;
 import qlab.engine.model.Model;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.GgufExport;
@@ -53,6 +54,7 @@ final class ExportCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         QuantPlan plan = QuantPlan.parse(format);
+        OutputPaths.checkFile(out);
         Model source;
         Map<String, GgufValue> tokenizer;
         String name;

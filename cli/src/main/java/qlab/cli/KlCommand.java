@@ -70,6 +70,7 @@ final class KlCommand implements Callable<Integer> {
             case "compact" -> LogProbBaseline.Kind.COMPACT;
             default -> throw new QlabException("--baseline must be full or compact, got \"" + baseline + "\"");
         };
+        SameVocabulary.require(base, model);
         TokenInput.Tokens tokens = input.load(base);
         tokens.requireWindow(ctx, mode);
         KlDivergence.Result r;

@@ -16,6 +16,7 @@ import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
@@ -108,6 +109,7 @@ final class QuantizeCommand implements Callable<Integer> {
         if (out == null) {
             throw new QlabException("quantize: --out is required (or --explain to only show the assignment)");
         }
+        OutputPaths.checkFile(out);
         // A GGUF is dequantized to the f32 reference (exact for its F32/F16/BF16 tensors).
         Model source = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true) : Model.load(model);
         ImportanceMatrix im = null;
@@ -126,7 +128,7 @@ final class QuantizeCommand implements Callable<Integer> {
         provenance.put("plan", plan.toString());
         provenance.put("imatrix", imatrix == null ? "none" : ModelHash.of(imatrix));
         QuantizedCheckpoint.write(q, provenance, out);
-        copyTokenizer();
+        copyTokenizerFiles();
         List<QuantizedCheckpoint.TensorEntry> entries = QuantizedCheckpoint.entries(q);
         PrintWriter err = spec.commandLine().getErr();
         Map<String, Integer> byFormat = new TreeMap<>();
@@ -163,18 +165,8 @@ final class QuantizeCommand implements Callable<Integer> {
         o.flush();
     }
 
-    /** Text commands on the quantized file look for tokenizer.json beside it. */
-    private void copyTokenizer() {
-        TextTokens.locate(model).ifPresent(t -> {
-            Path dir = out.toAbsolutePath().getParent();
-            Path dst = dir.resolve("tokenizer.json");
-            try {
-                if (!Files.exists(dst)) {
-                    Files.copy(t, dst);
-                }
-            } catch (java.io.IOException e) {
-                throw new QlabException(dst + ": cannot copy the tokenizer: " + e.getMessage());
-            }
-        });
+    /** Text commands on the quantized file read the tokenizer and chat template beside it. */
+    private void copyTokenizerFiles() {
+        TokenizerFiles.copy(TextTokens.directory(model), out.toAbsolutePath().getParent());
     }
 }

@@ -16,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import qlab.engine.QlabException;
 import qlab.engine.model.LanguageModel;
+import qlab.engine.util.OutputPaths;
 
 /**
  * The reference (fp32) model's log-probabilities over a text, computed once and kept on disk so
@@ -201,8 +202,8 @@ public final class LogProbBaseline {
         long dataStart = align64(MAGIC.length + 4 + header.length);
         // A name of its own per writer: concurrent workers may compute the same baseline.
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
+        OutputPaths.prepareFile(out);
         try {
-            Files.createDirectories(out.toAbsolutePath().getParent());
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
                 ByteBuffer head = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);
