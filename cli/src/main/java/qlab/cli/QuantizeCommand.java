@@ -39,7 +39,9 @@ final class QuantizeCommand implements Callable<Integer> {
 
     @Option(names = "--format", required = true,
             description = {"Format, or a mix: q4_8, q4_0/g64, q4_8+attn=q8_0+emb=q8_0, or a llama.cpp named type: "
-                + "Q4_K_M, Q5_K_S, IQ4_XS, ... Formats: ${COMPLETION-CANDIDATES}"},
+                + "Q4_K_M, Q5_K_S, IQ4_XS, ... in any case (q4_k_m). Where a name is both, upper case is llama.cpp's recipe "
+                + "and lower case the format on every matrix: Q4_0 is not q4_0 (--explain shows both). "
+                + "Formats: ${COMPLETION-CANDIDATES}"},
             completionCandidates = FormatNames.class)
     String format;
 
@@ -162,7 +164,33 @@ final class QuantizeCommand implements Callable<Integer> {
         }
         o.printf("%s: %.4f bits per weight over the weight matrices (%.2f MiB)%n", plan, bytes * 8.0 / weights,
                 bytes / 1048576.0);
+        plan.otherReading().ifPresent(other -> {
+            String bpw;
+            try {
+                bpw = String.format("%.4f bits per weight", bitsPerWeight(other, config));
+            } catch (QlabException e) {
+                bpw = "not for this model (" + e.getMessage() + ")";
+            }
+            if (plan.recipe().isPresent()) {
+                o.printf("note: %s is %s; --format %s puts %s on every matrix: %s%n", plan.format(),
+                        QuantPlan.recipeMeaning(), other.format(), other.format(), bpw);
+            } else {
+                o.printf("note: %s is qlab's format on every matrix; %s (what llama-quantize means by %s in any case) is %s:"
+                        + " --format %s, %s%n", plan.format(), other.format(), plan.format(), QuantPlan.recipeMeaning(),
+                        other, bpw);
+            }
+        });
         o.flush();
+    }
+
+    private double bitsPerWeight(QuantPlan plan, qlab.engine.model.ModelConfig config) {
+        long bytes = 0;
+        long weights = 0;
+        for (QuantPlan.Assignment a : plan.explain(config, imatrix != null)) {
+            bytes += a.bytes();
+            weights += a.rows() * a.cols();
+        }
+        return bytes * 8.0 / weights;
     }
 
     /** Text commands on the quantized file read the tokenizer and chat template beside it. */
