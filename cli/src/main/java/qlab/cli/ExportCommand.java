@@ -24,6 +24,7 @@ import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "export", mixinStandardHelpOptions = true,
         description = "Quantize a model into a GGUF file that llama.cpp runs (tokenizer and chat template included;"
@@ -50,6 +51,9 @@ final class ExportCommand implements Callable<Integer> {
 
     @Mixin
     EngineOptions threads;
+
+    @Mixin
+    ProgressOption progress;
 
     @Override
     public Integer call() {
@@ -80,8 +84,9 @@ final class ExportCommand implements Callable<Integer> {
             im.checkAgainst(source.config(), imatrix);
         }
         long t0 = System.nanoTime();
-        try (WorkerPool pool = threads.pool()) {
-            GgufExport.write(source, name, plan, im, tokenizer, pool, out);
+        try (WorkerPool pool = threads.pool();
+             ProgressLine line = progress.open(spec, "export", Models.matrixWeights(source), "weights", false)) {
+            GgufExport.write(source, name, plan, im, tokenizer, pool, out, line);
         }
         Map<String, Integer> types = new TreeMap<>();
         long bytes = 0;

@@ -43,6 +43,11 @@ final class Models {
         return open(path);
     }
 
+    /** The weights of a model's matrices: the units quantize and export report their progress in. */
+    static long matrixWeights(Model m) {
+        return m.weights().matrices().values().stream().mapToLong(x -> (long) x.rows() * x.cols()).sum();
+    }
+
     /** The model's config alone, without loading (or dequantizing) its weights. */
     static ModelConfig config(Path path) {
         requireExists(path);

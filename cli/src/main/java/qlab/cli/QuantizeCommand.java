@@ -23,6 +23,7 @@ import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
         description = "Quantize a model's weight matrices, one format or a per-tensor mix, into one checkpoint file.",
@@ -84,6 +85,9 @@ final class QuantizeCommand implements Callable<Integer> {
     @Mixin
     EngineOptions threads;
 
+    @Mixin
+    ProgressOption progress;
+
     static final class FormatNames implements Iterable<String> {
         @Override
         public java.util.Iterator<String> iterator() {
@@ -121,8 +125,9 @@ final class QuantizeCommand implements Callable<Integer> {
         }
         long t0 = System.nanoTime();
         Model q;
-        try (WorkerPool pool = threads.pool()) {
-            q = QuantizedCheckpoint.quantize(source, plan, im, pool);
+        try (WorkerPool pool = threads.pool();
+             ProgressLine line = progress.open(spec, "quantize", Models.matrixWeights(source), "weights", false)) {
+            q = QuantizedCheckpoint.quantize(source, plan, im, pool, line);
         }
         Map<String, String> provenance = new LinkedHashMap<>();
         provenance.put("source", model.toAbsolutePath().normalize().toString());

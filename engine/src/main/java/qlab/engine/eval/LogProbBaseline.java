@@ -17,6 +17,7 @@ import java.util.Arrays;
 import qlab.engine.QlabException;
 import qlab.engine.model.LanguageModel;
 import qlab.engine.util.OutputPaths;
+import qlab.engine.util.Progress;
 
 /**
  * The reference (fp32) model's log-probabilities over a text, computed once and kept on disk so
@@ -188,6 +189,12 @@ public final class LogProbBaseline {
      */
     public static LogProbBaseline create(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Kind kind,
             int topK, String key, Path out) {
+        return create(model, tokens, ctx, mode, kind, topK, key, out, Progress.NONE);
+    }
+
+    /** {@link #create}, reporting the tokens put through the model ({@link WindowScorer#tokensProcessed}). */
+    public static LogProbBaseline create(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Kind kind,
+            int topK, String key, Path out, Progress progress) {
         int vocab = model.config().vocabSize();
         if (kind == Kind.COMPACT && (topK < 1 || topK >= vocab)) {
             throw new QlabException("--top-k must be between 1 and the vocabulary size - 1, got " + topK);
@@ -246,7 +253,7 @@ public final class LogProbBaseline {
                         record.putDouble(16, tail);
                     }
                     writeFully(ch, record, dataStart + i * rec);
-                });
+                }, progress);
                 ch.force(true);
             }
             Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

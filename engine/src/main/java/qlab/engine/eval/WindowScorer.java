@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import qlab.engine.model.KvCache;
 import qlab.engine.model.LanguageModel;
+import qlab.engine.util.Progress;
 
 /**
  * Runs a model over the windows of a token stream, each window as one batched prefill (not token
@@ -27,6 +28,11 @@ public final class WindowScorer {
     private WindowScorer() {}
 
     public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Visitor visitor) {
+        return run(model, tokens, ctx, mode, visitor, Progress.NONE);
+    }
+
+    /** {@link #run}, reporting each window's tokens to {@code progress} as it is done. */
+    public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Visitor visitor, Progress progress) {
         List<Windows.Window> windows = Windows.plan(tokens.length, ctx, mode);
         int vocab = model.config().vocabSize();
         KvCache cache = model.newCache(ctx);
@@ -42,8 +48,14 @@ public final class WindowScorer {
                 visitor.visit(index++, ids[p], logits, (p - w.firstScored()) * vocab);
             }
             processed += w.length();
+            progress.advance(w.length());
         }
         return new Work(index, processed, (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** Tokens a run over {@code n} tokens puts through the model: the units it reports to a {@link Progress}. */
+    public static long tokensProcessed(int n, int ctx, ScoringMode mode) {
+        return Windows.plan(n, ctx, mode).stream().mapToLong(Windows.Window::length).sum();
     }
 
     /** log(sum(exp(logits[offset .. offset+n)))) in float64, shifted by the maximum: {@link LogSumExp}. */
