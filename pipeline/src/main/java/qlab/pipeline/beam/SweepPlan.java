@@ -71,18 +71,22 @@ record SweepPlan(int configs, int models, int imatrices, int checkpoints, int qu
                 // As EvaluateQuality keys them: one checkpoint is evaluated once per activation path.
                 double tokens = evalTokens(c.eval());
                 qualities.put(checkpoint + "|" + c.activations(), tokens);
-                baselines.put(c.model().key(), tokens); // the reference's log-probs, once per model
+                baselines.put(c.model().key(), tokens);
             }
             if (c.measuresSpeed()) {
                 throughputs++;
                 throughputWork += throughputTokens(c.throughput()) * Math.max(1.0, (double) cores / c.threads());
             }
         }
+        // Preparing a model (loading or generating it) is not counted: the ETA shows none until a
+        // stage with work has finished a unit. The reference's log-probs are computed by the first
+        // evaluation of each model, so they are shared among the evaluations.
+        double baselineWork = baselines.values().stream().mapToDouble(Double::doubleValue).sum();
         double[] costs = {
-            models.isEmpty() ? 0 : baselines.values().stream().mapToDouble(Double::doubleValue).sum() / models.size(),
+            0,
             mean(imatrices.values()),
             QUANTIZE_TOKENS,
-            mean(qualities.values()),
+            qualities.isEmpty() ? 0 : mean(qualities.values()) + baselineWork / qualities.size(),
             throughputs == 0 ? 0 : throughputWork / throughputs};
         return new SweepPlan(toRun.size() + newSkipped, models.size(), imatrices.size(), checkpoints.size(),
                 qualities.size(), throughputs, costs);
