@@ -98,7 +98,8 @@ final class CalibrateCommand implements Callable<Integer> {
         ImportanceMatrix im;
         long total = tokenized.stream().mapToLong(t -> t.length).sum();
         try (WorkerPool pool = threads.pool(); ProgressLine line = progress.open(spec, "calibrate", total, "tokens", false)) {
-            im = ImportanceMatrix.calibrate(new Transformer(m, pool), tokenized, hashes, ctx, ModelHash.of(model), line);
+            im = ImportanceMatrix.calibrate(new Transformer(m, pool, threads.kvTypes()), tokenized, hashes, ctx,
+                    ModelHash.of(model), line);
         }
         LlamaImatrix.save(im, fmt, out);
         spec.commandLine().getErr().printf("wrote %s: %d matrices, %d tokens in %.1f s%n", out, im.values().size(), im.tokens(),

@@ -73,7 +73,7 @@ final class PplCommand implements Callable<Integer> {
         try (WorkerPool pool = threads.pool();
              ProgressLine line = progress.open(spec, "ppl", WindowScorer.tokensProcessed(tokens.ids().length, ctx, mode),
                      "tokens", json)) {
-            r = Perplexity.run(new Transformer(m, pool), tokens.ids(), ctx, mode, line);
+            r = Perplexity.run(new Transformer(m, pool, threads.kvTypes()), tokens.ids(), ctx, mode, line);
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {

@@ -4,11 +4,14 @@ import java.util.Arrays;
 import java.util.List;
 import qlab.engine.model.KvCache;
 import qlab.engine.model.LanguageModel;
+import qlab.engine.model.Transformer;
 import qlab.engine.util.Progress;
 
 /**
- * Runs a model over the windows of a token stream, each window as one batched prefill (not token
- * by token), and hands the logits of every scored prediction to a visitor.
+ * Runs a model over the windows of a token stream, each window as batched prefills (not token by
+ * token) of at most {@link Transformer#DEFAULT_PREFILL_CHUNK} rows, and hands the logits of every
+ * scored prediction to a visitor. Memory is bounded whatever the context: the logits of one pass
+ * (chunk × vocab floats) and the window's KV cache, never a window's logits at once.
  */
 public final class WindowScorer {
 
@@ -28,11 +31,24 @@ public final class WindowScorer {
     private WindowScorer() {}
 
     public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Visitor visitor) {
-        return run(model, tokens, ctx, mode, visitor, Progress.NONE);
+        return run(model, tokens, ctx, mode, Transformer.DEFAULT_PREFILL_CHUNK, visitor, Progress.NONE);
     }
 
-    /** {@link #run}, reporting each window's tokens to {@code progress} as it is done. */
+    /** As {@link #run(LanguageModel, int[], int, ScoringMode, Visitor)}, with passes of at most {@code chunk} rows. */
+    public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, int chunk, Visitor visitor) {
+        return run(model, tokens, ctx, mode, chunk, visitor, Progress.NONE);
+    }
+
+    /** {@link #run(LanguageModel, int[], int, ScoringMode, Visitor)}, reporting each pass's tokens to {@code progress}. */
     public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Visitor visitor, Progress progress) {
+        return run(model, tokens, ctx, mode, Transformer.DEFAULT_PREFILL_CHUNK, visitor, progress);
+    }
+
+    private static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, int chunk, Visitor visitor,
+                            Progress progress) {
+        if (chunk < 1) {
+            throw new IllegalArgumentException("chunk " + chunk);
+        }
         List<Windows.Window> windows = Windows.plan(tokens.length, ctx, mode);
         int vocab = model.config().vocabSize();
         KvCache cache = model.newCache(ctx);
@@ -42,13 +58,17 @@ public final class WindowScorer {
         for (Windows.Window w : windows) {
             cache.clear();
             int[] ids = Arrays.copyOfRange(tokens, w.start(), w.start() + w.length());
-            // logits rows firstScored-1 .. length-1; the last row predicts nothing inside the window
-            float[] logits = model.forward(ids, cache, w.firstScored() - 1);
-            for (int p = w.firstScored(); p < w.length(); p++) {
-                visitor.visit(index++, ids[p], logits, (p - w.firstScored()) * vocab);
+            // Row r's logits predict ids[r + 1]: rows firstScored-1 .. length-2 are scored.
+            for (int a = 0; a < w.length(); a += chunk) {
+                int b = Math.min(w.length(), a + chunk);
+                int firstRow = Math.min(Math.max(a, w.firstScored() - 1), b - 1); // a pass returns at least its last row
+                float[] logits = model.forward(Arrays.copyOfRange(ids, a, b), cache, firstRow - a);
+                for (int r = Math.max(firstRow, w.firstScored() - 1); r < Math.min(b, w.length() - 1); r++) {
+                    visitor.visit(index++, ids[r + 1], logits, (r - firstRow) * vocab);
+                }
+                progress.advance(b - a);
             }
             processed += w.length();
-            progress.advance(w.length());
         }
         return new Work(index, processed, (System.nanoTime() - t0) / 1e9);
     }

@@ -68,9 +68,9 @@ record SweepPlan(int configs, int models, int imatrices, int checkpoints, int qu
             String checkpoint = c.model().key() + "|" + c.quant() + "|" + calibration;
             checkpoints.add(checkpoint);
             if (c.measures(Measurement.QUALITY)) {
-                // As EvaluateQuality keys them: one checkpoint is evaluated once per activation path.
+                // As EvaluateQuality keys them: one checkpoint is evaluated once per activation path and KV cache.
                 double tokens = evalTokens(c.eval());
-                qualities.put(checkpoint + "|" + c.activations(), tokens);
+                qualities.put(checkpoint + "|" + c.activations() + "|" + c.kvCache(), tokens);
                 baselines.put(c.model().key(), tokens);
             }
             if (c.measuresSpeed()) {
