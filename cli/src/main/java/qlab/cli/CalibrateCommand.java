@@ -17,9 +17,11 @@ import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.model.Transformer;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "calibrate", mixinStandardHelpOptions = true,
         description = "Record an importance matrix (mean squared input of every matrix column) over calibration text.",
@@ -58,6 +60,9 @@ final class CalibrateCommand implements Callable<Integer> {
     @Mixin
     EngineOptions threads;
 
+    @Mixin
+    ProgressOption progress;
+
     @Override
     public Integer call() {
         if (texts.isEmpty() && ids.isEmpty()) {
@@ -69,6 +74,7 @@ final class CalibrateCommand implements Callable<Integer> {
             case "dat" -> LlamaImatrix.Format.DAT;
             default -> throw new QlabException("--format is \"" + format + "\", expected qlab, gguf or dat");
         };
+        OutputPaths.checkFile(out);
         if (ctx < 2) {
             throw new QlabException("--ctx must be at least 2, got " + ctx);
         }
@@ -90,8 +96,10 @@ final class CalibrateCommand implements Callable<Integer> {
         Model m = Models.open(model);
         long t0 = System.nanoTime();
         ImportanceMatrix im;
-        try (WorkerPool pool = threads.pool()) {
-            im = ImportanceMatrix.calibrate(new Transformer(m, pool, threads.kvTypes()), tokenized, hashes, ctx, ModelHash.of(model));
+        long total = tokenized.stream().mapToLong(t -> t.length).sum();
+        try (WorkerPool pool = threads.pool(); ProgressLine line = progress.open(spec, "calibrate", total, "tokens", false)) {
+            im = ImportanceMatrix.calibrate(new Transformer(m, pool, threads.kvTypes()), tokenized, hashes, ctx,
+                    ModelHash.of(model), line);
         }
         LlamaImatrix.save(im, fmt, out);
         spec.commandLine().getErr().printf("wrote %s: %d matrices, %d tokens in %.1f s%n", out, im.values().size(), im.tokens(),

@@ -17,6 +17,7 @@ import qlab.engine.gguf.GgufTensor;
 import qlab.engine.gguf.GgufTokenizer;
 import qlab.engine.gguf.GgufValue;
 import qlab.engine.model.Model;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.GgufExport;
@@ -24,6 +25,7 @@ import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "export", mixinStandardHelpOptions = true,
         description = "Quantize a model into a GGUF file that llama.cpp runs (tokenizer and chat template included;"
@@ -51,9 +53,13 @@ final class ExportCommand implements Callable<Integer> {
     @Mixin
     EngineOptions threads;
 
+    @Mixin
+    ProgressOption progress;
+
     @Override
     public Integer call() {
         QuantPlan plan = QuantPlan.parse(format);
+        OutputPaths.checkFile(out);
         Model source;
         Map<String, GgufValue> tokenizer;
         String name;
@@ -81,8 +87,9 @@ final class ExportCommand implements Callable<Integer> {
             im.checkAgainst(source.config(), imatrix);
         }
         long t0 = System.nanoTime();
-        try (WorkerPool pool = threads.pool()) {
-            GgufExport.write(source, name, plan, im, tokenizer, pool, out);
+        try (WorkerPool pool = threads.pool();
+             ProgressLine line = progress.open(spec, "export", Models.matrixWeights(source), "weights", false)) {
+            GgufExport.write(source, name, plan, im, tokenizer, pool, out, line);
         }
         Map<String, Integer> types = new TreeMap<>();
         long bytes = 0;

@@ -7,6 +7,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import qlab.engine.data.Datasets;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.synthetic.SyntheticModelDirectory;
 import qlab.engine.synthetic.SyntheticPreset;
 
@@ -33,6 +34,7 @@ final class GenCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         SyntheticPreset p = SyntheticPreset.byId(preset);
+        OutputPaths.checkDirectory(out);
         long t0 = System.nanoTime();
         var datasets = noTokenizer ? java.util.Optional.<Datasets>empty() : Datasets.ofCheckout();
         if (!noTokenizer && datasets.isEmpty()) {

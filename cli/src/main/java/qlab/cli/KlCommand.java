@@ -20,6 +20,8 @@ import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
+import qlab.engine.eval.WindowScorer;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "kl", mixinStandardHelpOptions = true,
         description = "KL divergence of a model against a reference model over a text, with the statistics llama-perplexity reports.",
@@ -62,6 +64,9 @@ final class KlCommand implements Callable<Integer> {
     @Mixin
     EngineOptions threads;
 
+    @Mixin
+    ProgressOption progress;
+
     @Override
     public Integer call() {
         ScoringMode mode = ScoringMode.byId(score);
@@ -70,6 +75,7 @@ final class KlCommand implements Callable<Integer> {
             case "compact" -> LogProbBaseline.Kind.COMPACT;
             default -> throw new QlabException("--baseline must be full or compact, got \"" + baseline + "\"");
         };
+        SameVocabulary.require(base, model);
         TokenInput.Tokens tokens = input.load(base);
         tokens.requireWindow(ctx, mode);
         KlDivergence.Result r;
@@ -81,17 +87,23 @@ final class KlCommand implements Callable<Integer> {
             Path file = cache.dir().resolve("baselines").resolve(key.substring(0, 32) + ".lpb");
             LogProbBaseline b;
             reused = Files.isRegularFile(file);
-            if (reused) {
-                b = LogProbBaseline.open(file);
-            } else {
-                b = LogProbBaseline.create(new Transformer(Models.openMapped(base), pool), tokens.ids(), ctx, mode, kind, topK, key, file);
-                // The reference's mapping is unmapped only once its segments are collected: without a
-                // collection here its pages (1 GB for a bf16 0.5B model) stay resident beside the scored model's.
-                System.gc();
+            long perModel = WindowScorer.tokensProcessed(tokens.ids().length, ctx, mode);
+            try (ProgressLine line = progress.open(spec, reused ? "kl: model" : "kl: base model", reused ? perModel
+                    : 2 * perModel, "tokens", json)) {
+                if (reused) {
+                    b = LogProbBaseline.open(file);
+                } else {
+                    b = LogProbBaseline.create(new Transformer(Models.openMapped(base), pool), tokens.ids(), ctx, mode, kind,
+                            topK, key, file, line);
+                    // The reference's mapping is unmapped only once its segments are collected: without a
+                    // collection here its pages (1 GB for a bf16 0.5B model) stay resident beside the scored model's.
+                    System.gc();
+                    line.stage("kl: model");
+                }
+                Model m = Models.openMapped(model);
+                weightBytes = m.weights().matrixBytes();
+                r = KlDivergence.compare(new Transformer(m, pool, threads.kvTypes()), b, tokens.ids(), ctx, mode, line);
             }
-            Model m = Models.openMapped(model);
-            weightBytes = m.weights().matrixBytes();
-            r = KlDivergence.compare(new Transformer(m, pool, threads.kvTypes()), b, tokens.ids(), ctx, mode);
             if (!json) {
                 spec.commandLine().getErr().printf("baseline %s (%s, %s)%n", file, kind.name().toLowerCase(), reused ? "reused" : "computed");
             }

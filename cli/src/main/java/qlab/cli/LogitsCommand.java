@@ -17,6 +17,7 @@ import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.Transformer;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 
 @Command(name = "logits", mixinStandardHelpOptions = true,
@@ -42,6 +43,7 @@ final class LogitsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         int[] tokens = IdList.parse("--ids", ids);
+        OutputPaths.checkFile(out);
         Model m = Models.open(model);
         float[] logits;
         try (WorkerPool pool = threads.pool()) {
@@ -50,6 +52,7 @@ final class LogitsCommand implements Callable<Integer> {
         }
         ByteBuffer buf = ByteBuffer.allocate(logits.length * 4).order(ByteOrder.LITTLE_ENDIAN);
         buf.asFloatBuffer().put(logits);
+        OutputPaths.prepareFile(out);
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {

@@ -3,7 +3,9 @@ package qlab.cli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import qlab.engine.QlabException;
+import qlab.engine.gguf.GgufModelConfig;
 import qlab.engine.model.Model;
+import qlab.engine.model.ModelConfig;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.MappedCheckpointWeights;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
@@ -39,6 +41,23 @@ final class Models {
             return MappedCheckpointWeights.load(path);
         }
         return open(path);
+    }
+
+    /** The weights of a model's matrices: the units quantize and export report their progress in. */
+    static long matrixWeights(Model m) {
+        return m.weights().matrices().values().stream().mapToLong(x -> (long) x.rows() * x.cols()).sum();
+    }
+
+    /** The model's config alone, without loading (or dequantizing) its weights. */
+    static ModelConfig config(Path path) {
+        requireExists(path);
+        if (GgufCheckpoint.isGguf(path)) {
+            return GgufModelConfig.read(GgufCheckpoint.open(path));
+        }
+        if (Files.isRegularFile(path) && QuantizedCheckpoint.isQuantized(path)) {
+            return QuantizedCheckpoint.load(path, false, false).config();
+        }
+        return ModelConfig.read(path);
     }
 
     /** Fails with one line if the path given as --model does not exist (rather than naming a file inside it). */

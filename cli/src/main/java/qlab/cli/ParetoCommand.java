@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import qlab.engine.QlabException;
+import qlab.engine.model.ModelHash;
 import qlab.pipeline.QuantSpec;
 import qlab.pipeline.engine.EngineEvaluator;
 import qlab.pipeline.pareto.ParetoFrontier;
@@ -44,6 +45,10 @@ public final class ParetoCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         // A sensitivity sweep's single-group rows measure one group, not a quantization to choose.
+        if (ResultFiles.find(paths).isEmpty()) {
+            throw new QlabException(String.join(", ", paths.stream().map(Path::toString).toList())
+                    + ": no result files (.parquet) found; a sweep writes them (./qlab sweep FILE)");
+        }
         java.util.Set<String> probes = qlab.pipeline.sensitivity.SensitivityTable.probeIds(paths);
         List<ResultRow> rows = ResultFiles.readRows(paths).stream().filter(r -> !probes.contains(r.configId())).toList();
         List<ResultRow> used = allRows ? rows : ResultHistory.latest(rows);
@@ -71,10 +76,28 @@ public final class ParetoCommand implements Callable<Integer> {
             throw new QlabException("--export-gguf needs --model, the model the sweep quantized (results record only its hash)");
         }
         List<ResultRow> frontier = ParetoFrontier.frontier(used, ParetoFrontier.BPW_KL);
+        Models.requireExists(model);
+        String hash = ModelHash.of(model);
+        java.util.Set<String> measuredOn = new java.util.TreeSet<>();
+        frontier.forEach(r -> measuredOn.add(r.modelHash()));
+        if (!frontier.isEmpty() && !measuredOn.contains(hash)) {
+            // The rows record only the hash of what they measured; exporting from another model would
+            // label its files with measurements they never had.
+            throw new QlabException("--model " + model + " is not the model these results were measured on: its hash is "
+                    + shortHash(hash) + ", the frontier's rows have " + String.join(", ", measuredOn.stream()
+                    .map(ParetoCommand::shortHash).toList()) + " (" + String.join(", ", frontier.stream()
+                    .map(ResultRow::modelId).distinct().toList()) + "; config.json and every .safetensors file of a "
+                    + "model directory count)");
+        }
         java.util.Set<String> done = new java.util.LinkedHashSet<>();
         for (ResultRow r : frontier) {
             QuantPlan plan = EngineEvaluator.plan(new QuantSpec(r.format(), r.groupSize(), r.tensorOverrides()));
             String key = plan + (r.imatrix() == null ? "" : " imx=" + r.imatrix());
+            if (!hash.equals(r.modelHash())) {
+                System.err.printf("skipped %s: measured on model %s (%s), not on --model%n", key, r.modelId(),
+                        shortHash(r.modelHash()));
+                continue;
+            }
             if (!done.add(key)) {
                 continue;
             }
@@ -94,5 +117,9 @@ public final class ParetoCommand implements Callable<Integer> {
             int exit = cl.execute(args.toArray(new String[0]));
             System.err.print(exit == 0 ? err : "skipped " + key + ": " + err.toString().replaceFirst("^qlab: ", ""));
         }
+    }
+
+    private static String shortHash(String hash) {
+        return hash == null ? "none" : hash.substring(0, Math.min(12, hash.length()));
     }
 }

@@ -21,6 +21,8 @@ import qlab.engine.model.Transformer;
 import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.train.TrainRun;
 import qlab.engine.util.WorkerPool;
+import qlab.engine.eval.WindowScorer;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "ppl", mixinStandardHelpOptions = true,
         description = "Perplexity of a model over a text, in non-overlapping windows scored as llama-perplexity scores them.",
@@ -56,6 +58,9 @@ final class PplCommand implements Callable<Integer> {
     @Mixin
     EngineOptions threads;
 
+    @Mixin
+    ProgressOption progress;
+
     @Override
     public Integer call() {
         ScoringMode mode = ScoringMode.byId(score);
@@ -65,8 +70,10 @@ final class PplCommand implements Callable<Integer> {
         Perplexity.Result u = uni == null ? null : uni.perplexity(tokens.ids(), ctx, mode);
         Model m = Models.open(model);
         Perplexity.Result r;
-        try (WorkerPool pool = threads.pool()) {
-            r = Perplexity.run(new Transformer(m, pool, threads.kvTypes()), tokens.ids(), ctx, mode);
+        try (WorkerPool pool = threads.pool();
+             ProgressLine line = progress.open(spec, "ppl", WindowScorer.tokensProcessed(tokens.ids().length, ctx, mode),
+                     "tokens", json)) {
+            r = Perplexity.run(new Transformer(m, pool, threads.kvTypes()), tokens.ids(), ctx, mode, line);
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {

@@ -16,12 +16,14 @@ import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.util.WorkerPool;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 import qlab.quant.imatrix.ImportanceMatrix;
 import qlab.quant.imatrix.LlamaImatrix;
+import qlab.engine.util.ProgressLine;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
         description = "Quantize a model's weight matrices, one format or a per-tensor mix, into one checkpoint file.",
@@ -38,7 +40,9 @@ final class QuantizeCommand implements Callable<Integer> {
 
     @Option(names = "--format", required = true,
             description = {"Format, or a mix: q4_8, q4_0/g64, q4_8+attn=q8_0+emb=q8_0, or a llama.cpp named type: "
-                + "Q4_K_M, Q5_K_S, IQ4_XS, ... Formats: ${COMPLETION-CANDIDATES}"},
+                + "Q4_K_M, Q5_K_S, IQ4_XS, ... in any case (q4_k_m). Where a name is both, upper case is llama.cpp's recipe "
+                + "and lower case the format on every matrix: Q4_0 is not q4_0 (--explain shows both). "
+                + "Formats: ${COMPLETION-CANDIDATES}"},
             completionCandidates = FormatNames.class)
     String format;
 
@@ -81,6 +85,9 @@ final class QuantizeCommand implements Callable<Integer> {
     @Mixin
     EngineOptions threads;
 
+    @Mixin
+    ProgressOption progress;
+
     static final class FormatNames implements Iterable<String> {
         @Override
         public java.util.Iterator<String> iterator() {
@@ -108,6 +115,7 @@ final class QuantizeCommand implements Callable<Integer> {
         if (out == null) {
             throw new QlabException("quantize: --out is required (or --explain to only show the assignment)");
         }
+        OutputPaths.checkFile(out);
         // A GGUF is dequantized to the f32 reference (exact for its F32/F16/BF16 tensors).
         Model source = GgufCheckpoint.isGguf(model) ? GgufCheckpoint.load(model, false, true) : Model.load(model);
         ImportanceMatrix im = null;
@@ -117,8 +125,9 @@ final class QuantizeCommand implements Callable<Integer> {
         }
         long t0 = System.nanoTime();
         Model q;
-        try (WorkerPool pool = threads.pool()) {
-            q = QuantizedCheckpoint.quantize(source, plan, im, pool);
+        try (WorkerPool pool = threads.pool();
+             ProgressLine line = progress.open(spec, "quantize", Models.matrixWeights(source), "weights", false)) {
+            q = QuantizedCheckpoint.quantize(source, plan, im, pool, line);
         }
         Map<String, String> provenance = new LinkedHashMap<>();
         provenance.put("source", model.toAbsolutePath().normalize().toString());
@@ -126,7 +135,7 @@ final class QuantizeCommand implements Callable<Integer> {
         provenance.put("plan", plan.toString());
         provenance.put("imatrix", imatrix == null ? "none" : ModelHash.of(imatrix));
         QuantizedCheckpoint.write(q, provenance, out);
-        copyTokenizer();
+        copyTokenizerFiles();
         List<QuantizedCheckpoint.TensorEntry> entries = QuantizedCheckpoint.entries(q);
         PrintWriter err = spec.commandLine().getErr();
         Map<String, Integer> byFormat = new TreeMap<>();
@@ -160,21 +169,37 @@ final class QuantizeCommand implements Callable<Integer> {
         }
         o.printf("%s: %.4f bits per weight over the weight matrices (%.2f MiB)%n", plan, bytes * 8.0 / weights,
                 bytes / 1048576.0);
+        plan.otherReading().ifPresent(other -> {
+            String bpw;
+            try {
+                bpw = String.format("%.4f bits per weight", bitsPerWeight(other, config));
+            } catch (QlabException e) {
+                bpw = "not for this model (" + e.getMessage() + ")";
+            }
+            if (plan.recipe().isPresent()) {
+                o.printf("note: %s is %s; --format %s puts %s on every matrix: %s%n", plan.format(),
+                        QuantPlan.recipeMeaning(), other.format(), other.format(), bpw);
+            } else {
+                o.printf("note: %s is qlab's format on every matrix; %s (what llama-quantize means by %s in any case) is %s:"
+                        + " --format %s, %s%n", plan.format(), other.format(), plan.format(), QuantPlan.recipeMeaning(),
+                        other, bpw);
+            }
+        });
         o.flush();
     }
 
-    /** Text commands on the quantized file look for tokenizer.json beside it. */
-    private void copyTokenizer() {
-        TextTokens.locate(model).ifPresent(t -> {
-            Path dir = out.toAbsolutePath().getParent();
-            Path dst = dir.resolve("tokenizer.json");
-            try {
-                if (!Files.exists(dst)) {
-                    Files.copy(t, dst);
-                }
-            } catch (java.io.IOException e) {
-                throw new QlabException(dst + ": cannot copy the tokenizer: " + e.getMessage());
-            }
-        });
+    private double bitsPerWeight(QuantPlan plan, qlab.engine.model.ModelConfig config) {
+        long bytes = 0;
+        long weights = 0;
+        for (QuantPlan.Assignment a : plan.explain(config, imatrix != null)) {
+            bytes += a.bytes();
+            weights += a.rows() * a.cols();
+        }
+        return bytes * 8.0 / weights;
+    }
+
+    /** Text commands on the quantized file read the tokenizer and chat template beside it. */
+    private void copyTokenizerFiles() {
+        TokenizerFiles.copy(TextTokens.directory(model), out.toAbsolutePath().getParent());
     }
 }

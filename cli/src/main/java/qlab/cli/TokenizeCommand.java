@@ -16,6 +16,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import qlab.engine.QlabException;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.tokenizer.Tokenizer;
 import qlab.engine.util.JsonErrors;
 import qlab.quant.checkpoint.GgufCheckpoint;
@@ -42,6 +43,7 @@ public final class TokenizeCommand implements Callable<Integer> {
             throw new QlabException(input + ": input file not found");
         }
         ObjectMapper json = new ObjectMapper();
+        OutputPaths.prepareFile(output);
         Path absoluteOut = output.toAbsolutePath();
         Path tmp = absoluteOut.resolveSibling(absoluteOut.getFileName() + ".part");
         long lines = 0;

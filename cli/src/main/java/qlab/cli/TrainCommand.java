@@ -13,6 +13,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
+import qlab.engine.util.OutputPaths;
 import qlab.engine.data.Datasets;
 import qlab.engine.safetensors.DType;
 import qlab.engine.train.TrainOptions;
@@ -126,6 +127,7 @@ final class TrainCommand implements Callable<Integer> {
         if (logEvery < 1) {
             throw new QlabException("train: --log-every must be positive, got " + logEvery);
         }
+        OutputPaths.checkDirectory(out);
         TrainRun.Request request = request();
         TrainRun.Result r = TrainRun.run(request, (trainer, p, eval) -> {
             if (p.step() % logEvery == 0 || eval != null || p.step() == 1 || p.step() == trainer.options().steps()) {

@@ -134,4 +134,31 @@ class ParetoCommandTest {
         assertEquals(2, c.exit());
         assertEquals("qlab: " + dir.resolve("nope") + ": no such file or directory\n", c.err());
     }
+
+    @Test
+    void aDirectoryWithoutResultFilesIsAnError() throws Exception {
+        Path empty = java.nio.file.Files.createDirectories(dir.resolve("empty"));
+        CliCapture c = CliCapture.run("pareto", empty.toString());
+        assertEquals(2, c.exit(), c.err());
+        assertEquals("qlab: " + empty + ": no result files (.parquet) found; a sweep writes them (./qlab sweep FILE)\n",
+                c.err());
+        assertEquals("", c.out());
+    }
+
+    /** The rows record the hash of the model they measured: exporting from another model is refused. */
+    @Test
+    void exportGgufRefusesAModelTheRowsWereNotMeasuredOn() throws Exception {
+        files(); // rows of model hash "mh"
+        Path model = dir.resolve("tiny");
+        assertEquals(0, CliRun.of("gen", "--preset", "tiny", "--seed", "3", "--no-tokenizer", "--out", model.toString()).exit());
+        Path frontier = dir.resolve("frontier");
+        CliCapture c = CliCapture.run("pareto", dir.resolve("runs").toString(), "--export-gguf", frontier.toString(),
+                "--model", model.toString());
+        assertEquals(2, c.exit(), c.err());
+        assertEquals(1, c.err().lines().count(), c.err());
+        String hash = qlab.engine.model.ModelHash.of(model).substring(0, 12);
+        assertTrue(c.err().startsWith("qlab: --model " + model + " is not the model these results were measured on: its hash is "
+                + hash + ", the frontier's rows have mh (tiny; "), c.err());
+        assertTrue(java.nio.file.Files.notExists(frontier), "nothing exported");
+    }
 }

@@ -71,6 +71,71 @@ class UserErrorsTest {
         assertTrue(c.err().startsWith("qlab: " + broken.resolve("config.json") + ": not valid JSON at line 1"), c.err());
     }
 
+    /** An --out under a regular file (a mistyped directory): one line naming both paths, before any work, for every writer. */
+    @Test
+    void anOutputUnderARegularFileIsOneLineForEveryWriter() throws Exception {
+        Path plain = Files.writeString(tmp.resolve("plain"), "not a directory\n");
+        String why = ": cannot write there: " + plain + " is a file, not a directory\n";
+        String m = model.toString();
+        String[][] commands = {
+            {"quantize", "--model", m, "--format", "q8_0", "--out", plain + "/x.safetensors"},
+            {"export", "--model", m, "--format", "q8_0", "--out", plain + "/x.gguf"},
+            {"calibrate", "--model", m, "--ids", idsFile.toString(), "--ctx", "4", "--out", plain + "/x.imatrix"},
+            {"logits", "--model", m, "--ids", "1,2,3", "--out", plain + "/x.f32"},
+            {"tokenize", "--model", m, "--jsonl", shortText.toString(), "--out", plain + "/x.jsonl"},
+            {"gen", "--preset", "tiny", "--out", plain + "/sub/model"}};
+        for (String[] c : commands) {
+            CliRun r = CliRun.of(c);
+            String out = c[c.length - 1];
+            assertEquals(2, r.exit(), c[0] + ": " + r.err());
+            assertEquals("qlab: " + out + why, r.err(), c[0]);
+        }
+        assertEquals("not a directory\n", Files.readString(plain));
+        CliRun dir = CliRun.of("quantize", "--model", m, "--format", "q8_0", "--out", tmp.toString());
+        assertEquals(2, dir.exit());
+        assertEquals("qlab: " + tmp + ": is a directory; give a file name\n", dir.err());
+    }
+
+    /** kl between models whose ids are different tokens: refused, naming what differs. */
+    @Test
+    void klRefusesModelsWithDifferentVocabularies() throws Exception {
+        Path other = qlab.engine.testing.Fixtures.oracle().resolve("tiny-qwen2-realvocab"); // Qwen's 151,936 ids
+        CliRun r = CliRun.of("kl", "--base", model.toString(), "--model", other.toString(), "--ids", idsFile.toString(),
+                "--ctx", "4", "--cache", tmp.resolve("cache").toString());
+        assertEquals(2, r.exit(), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        String vocab = r.err();
+        assertTrue(vocab.startsWith("qlab: --base " + model + " has a vocabulary of "), vocab);
+        assertTrue(vocab.contains(", --model " + other + " of "), vocab);
+        assertTrue(vocab.endsWith(": models with different vocabularies cannot be compared token by token\n"), vocab);
+
+        // Same weights and vocabulary size, one token renamed in the tokenizer.
+        Path renamed = tmp.resolve("renamed");
+        Files.createDirectories(renamed);
+        for (String f : List.of("config.json", "model.safetensors", "tokenizer_config.json")) {
+            Files.copy(model.resolve(f), renamed.resolve(f));
+        }
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var tok = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(model.resolve("tokenizer.json").toFile());
+        // The last added token gets another name (a vocabulary entry would also have to change in the merges).
+        var added = (com.fasterxml.jackson.databind.node.ArrayNode) tok.get("added_tokens");
+        var last = (com.fasterxml.jackson.databind.node.ObjectNode) added.get(added.size() - 1);
+        String victim = last.get("content").asText();
+        int id = last.get("id").asInt();
+        last.put("content", "<|qlab_renamed|>");
+        json.writeValue(renamed.resolve("tokenizer.json").toFile(), tok);
+        CliRun t = CliRun.of("kl", "--base", model.toString(), "--model", renamed.toString(), "--ids", idsFile.toString(),
+                "--ctx", "4", "--cache", tmp.resolve("cache").toString());
+        assertEquals(2, t.exit(), t.err());
+        assertEquals("qlab: --base " + model + " and --model " + renamed + " have different tokenizers: token " + id + " is \""
+                + victim + "\" in --base's, \"<|qlab_renamed|>\" in --model's\n", t.err());
+
+        // The same model on both sides still compares.
+        CliRun same = CliRun.of("kl", "--base", model.toString(), "--model", model.toString(), "--ids", idsFile.toString(),
+                "--ctx", "4", "--cache", tmp.resolve("cache").toString(), "--json");
+        assertEquals(0, same.exit(), same.err());
+    }
+
     /**
      * The launcher's filter (qlab, drop_incubator_warning) around a real JVM: the incubator warning
      * goes, the rest of stderr and the exit code stay.

@@ -78,6 +78,14 @@ public final class Formats {
         throw new QlabException("unknown format \"" + name + "\"; valid formats: " + String.join(", ", names()));
     }
 
+    /**
+     * The registered name equal to {@code name} ignoring case ({@code Q8_0} is {@code q8_0}), if
+     * there is one: names differ by more than case, so there is at most one.
+     */
+    public static java.util.Optional<String> nameIgnoringCase(String name) {
+        return ENTRIES.stream().map(Entry::name).filter(n -> n.equalsIgnoreCase(name)).findFirst();
+    }
+
     /** Every format name, in registry order. */
     public static List<String> names() {
         return ENTRIES.stream().map(Entry::name).toList();

@@ -161,7 +161,11 @@ class LlamaRecipeTest {
         assertEquals("Q4_K_M+attn-qkv=q8_0+attn-o=q8_0", p.toString());
         assertEquals("q8_0", p.choiceFor("model.layers.0.self_attn.v_proj.weight").format());
         assertThrows(IllegalStateException.class, () -> p.choiceFor("model.layers.0.mlp.down_proj.weight"));
-        assertThrows(QlabException.class, () -> QuantPlan.parse("q4_k_m"));
+        // llama-quantize's spelling in any case, where no format has the name; q6_K is both Q6_K and q6_k.
+        assertEquals("Q4_K_M", QuantPlan.parse("q4_k_m").toString());
+        assertEquals("q6_k", QuantPlan.parse("q6_k").toString());
+        assertEquals("Q6_K", QuantPlan.parse("Q6_K").toString());
+        assertThrows(QlabException.class, () -> QuantPlan.parse("q6_K"));
     }
 
     @Test

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import qlab.engine.QlabException;
 import qlab.engine.model.LanguageModel;
+import qlab.engine.util.Progress;
 
 /**
  * A model scored against a reference baseline over the same text and windows, reporting what
@@ -119,6 +120,12 @@ public final class KlDivergence {
     private KlDivergence() {}
 
     public static Result compare(LanguageModel model, LogProbBaseline base, int[] tokens, int ctx, ScoringMode mode) {
+        return compare(model, base, tokens, ctx, mode, Progress.NONE);
+    }
+
+    /** {@link #compare}, reporting the tokens put through the model ({@link WindowScorer#tokensProcessed}). */
+    public static Result compare(LanguageModel model, LogProbBaseline base, int[] tokens, int ctx, ScoringMode mode,
+                                 Progress progress) {
         int vocab = model.config().vocabSize();
         if (vocab != base.vocab()) {
             throw new QlabException(base.path() + ": the baseline has vocabulary " + base.vocab() + ", the model " + vocab);
@@ -206,7 +213,7 @@ public final class KlDivergence {
                 }
                 // tiny negative values are float round-off of a zero divergence
                 kl[i] = Math.max(0, d);
-            });
+            }, progress);
         }
         int agreeCount = 0;
         for (boolean a : agree) {

@@ -16,6 +16,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import qlab.engine.QlabException;
 import qlab.engine.model.LanguageModel;
+import qlab.engine.util.OutputPaths;
+import qlab.engine.util.Progress;
 
 /**
  * The reference (fp32) model's log-probabilities over a text, computed once and kept on disk so
@@ -187,6 +189,12 @@ public final class LogProbBaseline {
      */
     public static LogProbBaseline create(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Kind kind,
             int topK, String key, Path out) {
+        return create(model, tokens, ctx, mode, kind, topK, key, out, Progress.NONE);
+    }
+
+    /** {@link #create}, reporting the tokens put through the model ({@link WindowScorer#tokensProcessed}). */
+    public static LogProbBaseline create(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Kind kind,
+            int topK, String key, Path out, Progress progress) {
         int vocab = model.config().vocabSize();
         if (kind == Kind.COMPACT && (topK < 1 || topK >= vocab)) {
             throw new QlabException("--top-k must be between 1 and the vocabulary size - 1, got " + topK);
@@ -201,8 +209,8 @@ public final class LogProbBaseline {
         long dataStart = align64(MAGIC.length + 4 + header.length);
         // A name of its own per writer: concurrent workers may compute the same baseline.
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
+        OutputPaths.prepareFile(out);
         try {
-            Files.createDirectories(out.toAbsolutePath().getParent());
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
                 ByteBuffer head = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);
@@ -245,7 +253,7 @@ public final class LogProbBaseline {
                         record.putDouble(16, tail);
                     }
                     writeFully(ch, record, dataStart + i * rec);
-                });
+                }, progress);
                 ch.force(true);
             }
             Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

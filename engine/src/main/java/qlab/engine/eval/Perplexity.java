@@ -2,6 +2,7 @@ package qlab.engine.eval;
 
 import qlab.engine.QlabException;
 import qlab.engine.model.LanguageModel;
+import qlab.engine.util.Progress;
 
 /**
  * Perplexity over non-overlapping windows: negative log-likelihood from the log-softmax computed
@@ -16,11 +17,17 @@ public final class Perplexity {
     private Perplexity() {}
 
     public static Result run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode) {
+        return run(model, tokens, ctx, mode, Progress.NONE);
+    }
+
+    /** {@link #run}, reporting the tokens put through the model ({@link WindowScorer#tokensProcessed}). */
+    public static Result run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Progress progress) {
         int vocab = model.config().vocabSize();
         int n = Windows.scoredCount(Windows.plan(tokens.length, ctx, mode));
         double[] nll = new double[n];
         WindowScorer.Work work = WindowScorer.run(model, tokens, ctx, mode,
-                (i, target, logits, off) -> nll[i] = WindowScorer.logSumExp(logits, off, vocab) - logits[off + target]);
+                (i, target, logits, off) -> nll[i] = WindowScorer.logSumExp(logits, off, vocab) - logits[off + target],
+                progress);
         for (double d : nll) {
             if (!Double.isFinite(d)) {
                 throw new QlabException("the model produced a non-finite log-likelihood (NaN or infinite logits)");

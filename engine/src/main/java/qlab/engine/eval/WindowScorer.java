@@ -5,6 +5,7 @@ import java.util.List;
 import qlab.engine.model.KvCache;
 import qlab.engine.model.LanguageModel;
 import qlab.engine.model.Transformer;
+import qlab.engine.util.Progress;
 
 /**
  * Runs a model over the windows of a token stream, each window as batched prefills (not token by
@@ -30,11 +31,21 @@ public final class WindowScorer {
     private WindowScorer() {}
 
     public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Visitor visitor) {
-        return run(model, tokens, ctx, mode, Transformer.DEFAULT_PREFILL_CHUNK, visitor);
+        return run(model, tokens, ctx, mode, Transformer.DEFAULT_PREFILL_CHUNK, visitor, Progress.NONE);
     }
 
     /** As {@link #run(LanguageModel, int[], int, ScoringMode, Visitor)}, with passes of at most {@code chunk} rows. */
     public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, int chunk, Visitor visitor) {
+        return run(model, tokens, ctx, mode, chunk, visitor, Progress.NONE);
+    }
+
+    /** {@link #run(LanguageModel, int[], int, ScoringMode, Visitor)}, reporting each pass's tokens to {@code progress}. */
+    public static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, Visitor visitor, Progress progress) {
+        return run(model, tokens, ctx, mode, Transformer.DEFAULT_PREFILL_CHUNK, visitor, progress);
+    }
+
+    private static Work run(LanguageModel model, int[] tokens, int ctx, ScoringMode mode, int chunk, Visitor visitor,
+                            Progress progress) {
         if (chunk < 1) {
             throw new IllegalArgumentException("chunk " + chunk);
         }
@@ -55,10 +66,16 @@ public final class WindowScorer {
                 for (int r = Math.max(firstRow, w.firstScored() - 1); r < Math.min(b, w.length() - 1); r++) {
                     visitor.visit(index++, ids[r + 1], logits, (r - firstRow) * vocab);
                 }
+                progress.advance(b - a);
             }
             processed += w.length();
         }
         return new Work(index, processed, (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** Tokens a run over {@code n} tokens puts through the model: the units it reports to a {@link Progress}. */
+    public static long tokensProcessed(int n, int ctx, ScoringMode mode) {
+        return Windows.plan(n, ctx, mode).stream().mapToLong(Windows.Window::length).sum();
     }
 
     /** log(sum(exp(logits[offset .. offset+n)))) in float64, shifted by the maximum: {@link LogSumExp}. */

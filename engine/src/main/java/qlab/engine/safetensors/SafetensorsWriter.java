@@ -17,6 +17,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import qlab.engine.QlabException;
+import qlab.engine.util.IoErrors;
+import qlab.engine.util.OutputPaths;
 
 /**
  * Writes a safetensors file: tensors in the order added, contiguous (no gaps, as the reference
@@ -123,10 +126,8 @@ public final class SafetensorsWriter {
         }
         head.flip();
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId() + ".tmp");
+        OutputPaths.prepareFile(out);
         try {
-            if (out.getParent() != null) {
-                Files.createDirectories(out.getParent());
-            }
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
                 writeFully(ch, head);
@@ -147,7 +148,12 @@ public final class SafetensorsWriter {
             }
             Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            throw new UncheckedIOException("writing " + out + ": " + e.getMessage(), e);
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // the original error is the one to report
+            }
+            throw new QlabException(out + ": cannot write: " + IoErrors.why(e));
         }
     }
 

@@ -3,18 +3,20 @@ package qlab.engine.synthetic;
 import static qlab.engine.model.ModelManifest.layer;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
+import qlab.engine.QlabException;
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
 import qlab.engine.safetensors.Checkpoint;
 import qlab.engine.safetensors.DType;
 import qlab.engine.safetensors.SafetensorsWriter;
+import qlab.engine.util.IoErrors;
+import qlab.engine.util.OutputPaths;
 
 /**
  * Writes a deterministic synthetic checkpoint of any supported family in Hugging Face layout (config.json +
@@ -56,11 +58,11 @@ public final class SyntheticCheckpoint {
 
     /** Writes config.json and model.safetensors into {@code dir}. */
     public void write(Path dir) {
+        OutputPaths.prepareDirectory(dir);
         try {
-            Files.createDirectories(dir);
             Files.writeString(dir.resolve("config.json"), config.toJson());
         } catch (IOException e) {
-            throw new UncheckedIOException("writing " + dir + ": " + e.getMessage(), e);
+            throw new QlabException(dir.resolve("config.json") + ": cannot write: " + IoErrors.why(e));
         }
         SafetensorsWriter w = new SafetensorsWriter();
         w.metadata("format", "pt");

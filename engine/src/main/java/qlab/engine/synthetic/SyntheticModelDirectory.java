@@ -10,6 +10,8 @@ import qlab.engine.QlabException;
 import qlab.engine.data.Datasets;
 import qlab.engine.tokenizer.train.SyntheticTokenizer;
 import qlab.engine.tokenizer.train.TrainedBpe;
+import qlab.engine.util.IoErrors;
+import qlab.engine.util.OutputPaths;
 
 /**
  * A complete synthetic model directory: config.json and model.safetensors, and, when the
@@ -28,6 +30,7 @@ public final class SyntheticModelDirectory {
     private SyntheticModelDirectory() {}
 
     public static Written write(SyntheticPreset preset, long seed, Path out, Optional<Datasets> datasets) {
+        OutputPaths.prepareDirectory(out);
         int used = preset.config().vocabSize();
         Optional<Integer> tokenizer = Optional.empty();
         if (datasets.isPresent()) {
@@ -54,7 +57,7 @@ public final class SyntheticModelDirectory {
             Files.createDirectories(out);
             Files.writeString(out.resolve("generation_config.json"), json);
         } catch (IOException e) {
-            throw new QlabException(out + ": cannot write generation_config.json: " + e.getMessage());
+            throw new QlabException(out + ": cannot write generation_config.json: " + IoErrors.why(e));
         }
     }
 }

@@ -307,11 +307,6 @@ public final class Trainer {
         if (best != null) {
             best.addTo(w, "best.", DType.F32);
         }
-        try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-        } catch (IOException e) {
-            throw new QlabException(file + ": cannot create its directory: " + e.getMessage());
-        }
         w.write(file);
     }
 

@@ -1,38 +1,31 @@
 package qlab.pipeline.beam;
 
 import java.io.PrintStream;
-import java.time.Duration;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import qlab.engine.util.StatusLine;
 
 /**
  * The live progress line: configs finished of the total, the stage now running with its own count,
- * elapsed time and an ETA, on stderr, so stdout stays clean for machine-readable output. On a
- * terminal the line is rewritten in place ({@code \r}); into a file or a pipe (a log, CI) it is
- * written as whole lines, one whenever the configs finished or the stage change and at least
- * {@link #LOG_EVERY_MILLIS} apart, so a log reads as a trace instead of hundreds of overwrites.
+ * elapsed time and an ETA, on stderr ({@link StatusLine}: in place on a terminal, whole lines into a
+ * log). The ETA weighs every stage's remaining units by their work ({@link SweepPlan#unitCosts}),
+ * so it counts the stages still to come (throughput, typically the longest) from the start.
  */
 final class SweepProgress {
 
-    /** Least time between two lines written to a log. */
-    static final long LOG_EVERY_MILLIS = 10_000;
-
     private final SweepPlan plan;
-    private final PrintStream out;
-    private final boolean inPlace;
+    private final StatusLine status;
     private final long startNanos = System.nanoTime();
-    private int lastWidth;
-    private String lastLogged = "";
-    private long lastLoggedAt = Long.MIN_VALUE / 2;
 
     /** Rewrites the line in place when {@code out} is the stderr of an interactive terminal. */
     SweepProgress(SweepPlan plan, PrintStream out) {
-        this(plan, out, out == System.err && System.console() != null && System.console().isTerminal());
+        this(plan, out, out == System.err && StatusLine.stderrIsTerminal());
     }
 
     SweepProgress(SweepPlan plan, PrintStream out, boolean inPlace) {
         this.plan = plan;
-        this.out = out;
-        this.inPlace = inPlace;
+        this.status = new StatusLine(new PrintWriter(out, false, StandardCharsets.UTF_8), inPlace);
     }
 
     long elapsedMillis() {
@@ -49,30 +42,15 @@ final class SweepProgress {
     void update(Map<String, Long> counters, long finishedNow) {
         long now = elapsedMillis();
         String line = line(counters, finishedNow, now);
-        if (!inPlace) {
-            // what changed: the configs finished and the stage, not the clock
-            String state = line.substring(0, line.indexOf(" elapsed"));
-            state = state.substring(0, state.lastIndexOf(" | "));
-            if (!state.equals(lastLogged) && now - lastLoggedAt >= LOG_EVERY_MILLIS) {
-                out.println(line);
-                out.flush();
-                lastLogged = state;
-                lastLoggedAt = now;
-            }
-            return;
-        }
-        int pad = Math.max(0, lastWidth - line.length());
-        out.print("\r" + line + " ".repeat(pad));
-        out.flush();
-        lastWidth = line.length();
+        // what changed: the configs finished and the stage, not the clock
+        String state = line.substring(0, line.indexOf(" elapsed"));
+        state = state.substring(0, state.lastIndexOf(" | "));
+        status.show(line, state, now, false);
     }
 
     void end() {
-        if (lastWidth > 0) {
-            out.println();
-        }
+        status.end();
     }
-
     String line(Map<String, Long> c, long finishedNow, long elapsedMs) {
         long committed = get(c, Outcomes.OK) + get(c, Outcomes.FAILED);
         long skipped = get(c, Outcomes.SKIPPED);
@@ -80,7 +58,7 @@ final class SweepProgress {
         String[] names = {"prepare", "imatrix", "quantize", "quality", "throughput"};
         String[] counters = {Outcomes.MODELS, Outcomes.IMATRICES, Outcomes.CHECKPOINTS, Outcomes.QUALITY,
                 Outcomes.THROUGHPUT};
-        long[] expected = {plan.models(), plan.imatrices(), plan.checkpoints(), plan.qualities(), plan.throughputs()};
+        long[] expected = plan.expected();
         long[] done = new long[names.length];
         for (int i = 0; i < names.length; i++) {
             // A failed group is finished business for its stage.
@@ -107,14 +85,15 @@ final class SweepProgress {
                 }
             }
         }
-        long units = 0;
-        long doneUnits = 0;
+        // Work, not counts: a quantized checkpoint is a fraction of a throughput run's work.
+        double work = 0;
+        double doneWork = 0;
         for (int i = 0; i < names.length; i++) {
-            units += expected[i];
-            doneUnits += done[i];
+            work += expected[i] * plan.unitCosts()[i];
+            doneWork += done[i] * plan.unitCosts()[i];
         }
-        String eta = doneUnits == 0 || units == 0 ? "--:--"
-                : clock(elapsedMs * (units - doneUnits) / doneUnits);
+        String eta = doneWork == 0 || work == 0 ? "--:--"
+                : clock(Math.round(elapsedMs * (work - doneWork) / doneWork));
         return String.format("sweep %d/%d configs | %s | %s elapsed | ETA %s",
                 finished, plan.configs(), stage, clock(elapsedMs), eta);
     }
@@ -129,10 +108,7 @@ final class SweepProgress {
     }
 
     static String clock(long millis) {
-        Duration d = Duration.ofMillis(Math.max(0, millis));
-        long h = d.toHours();
-        return h > 0 ? String.format("%d:%02d:%02d", h, d.toMinutesPart(), d.toSecondsPart())
-                : String.format("%02d:%02d", d.toMinutesPart(), d.toSecondsPart());
+        return StatusLine.clock(millis);
     }
 
     private static long get(Map<String, Long> c, String name) {

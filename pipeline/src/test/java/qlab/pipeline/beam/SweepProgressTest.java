@@ -15,7 +15,7 @@ class SweepProgressTest {
     // 42 rows: 34 runnable (1 model, 1 imatrix, 17 checkpoints, 17 quality evaluations, 34 timed) + 8 skipped.
     private final SweepProgress progress = new SweepProgress(new SweepPlan(42, 1, 1, 17, 17, 34), System.err);
 
-    // ETA = elapsed x (units left / units done), units = stage groups: 1 + 1 + 17 + 17 + 34 = 70.
+    // Every unit the same work here: ETA = elapsed x (units left / units done), 1 + 1 + 17 + 17 + 34 = 70 units.
 
     @Test
     void stagesInOrder() {
@@ -83,5 +83,26 @@ class SweepProgressTest {
         String text = bytes.toString(StandardCharsets.UTF_8);
         assertEquals(2, text.chars().filter(ch -> ch == '\r').count(), text);
         assertTrue(text.endsWith("\n"), text);
+    }
+
+    /**
+     * Quantizing and evaluating done at 0:20 with every throughput config to come: the ETA counts the
+     * throughput work (34 configs of 3,552 token-equivalents), not the 34 units it would be by count.
+     */
+    @Test
+    void theEtaWeighsTheStagesStillToComeByTheirWork() {
+        double throughput = SweepPlan.throughputTokens(new qlab.pipeline.ThroughputSettings("p", true, 64, 32, 3,
+                java.util.List.of(1, 2, 4, 8)));
+        // per repeat: 64 + 32 decode steps x 4, then per batch size b x 32 prefill + 32 steps x 4
+        assertEquals(3 * (64 + 128 + (1 + 2 + 4 + 8) * 32 + 4 * 128), throughput, 1e-9);
+        SweepPlan plan = new SweepPlan(42, 1, 1, 17, 17, 34, new double[] {1024, 3000, 250, 1024, throughput});
+        Map<String, Long> c = Map.of(Outcomes.SKIPPED, 8L, Outcomes.MODELS, 1L, Outcomes.IMATRICES, 1L,
+                Outcomes.CHECKPOINTS, 17L, Outcomes.QUALITY, 17L);
+        // done 1024 + 3000 + 17 x 250 + 17 x 1024 = 25,682; left 34 x 3,552 = 120,768: 20 s x 120768 / 25682
+        assertEquals("sweep 8/42 configs | throughput 0/34 | 00:20 elapsed | ETA 01:34",
+                new SweepProgress(plan, System.err, false).line(c, 0, 20_000));
+        // the same point weighed by counts: 34 units left of 70
+        assertEquals("sweep 8/42 configs | throughput 0/34 | 00:20 elapsed | ETA 00:18",
+                progress.line(c, 0, 20_000));
     }
 }

@@ -27,6 +27,7 @@ import qlab.quant.QuantizedMatrix;
 import qlab.quant.ggml.GgmlCodec;
 import qlab.quant.ggml.GgmlType;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.engine.util.Progress;
 
 /**
  * Writes a qlab configuration as a GGUF file llama.cpp runs: each weight matrix quantized by the
@@ -98,6 +99,12 @@ public final class GgufExport {
      */
     public static void write(Model source, String name, QuantPlan plan, ImportanceMatrix importance,
             Map<String, GgufValue> tokenizer, WorkerPool pool, Path out) {
+        write(source, name, plan, importance, tokenizer, pool, out, Progress.NONE);
+    }
+
+    /** {@link #write}, reporting each matrix's weights to {@code progress} once it is quantized. */
+    public static void write(Model source, String name, QuantPlan plan, ImportanceMatrix importance,
+            Map<String, GgufValue> tokenizer, WorkerPool pool, Path out, Progress progress) {
         ModelConfig c = source.config();
         GgufArchitecture arch = GgufArchitecture.of(c.family());
         if (c.family() == ModelFamily.QWEN3 && c.oBias()) {
@@ -153,6 +160,7 @@ public final class GgufExport {
                         for (int r = 0; r < m.rows(); r++) {
                             codec.toGgml(q.data(), r * qlabRow, m.cols(), dst, r * rowBytes);
                         }
+                        progress.advance((long) m.rows() * m.cols());
                         return dst;
                     });
         }

@@ -64,7 +64,8 @@ public record QuantPlan(String format, int group, Map<Selector, FormatChoice> ov
                     throw new QlabException("format \"" + text + "\": group \"" + p[1] + "\" is not a number");
                 }
             }
-            FormatChoice c = new FormatChoice(p[0], g);
+            // Q8_0 as llama.cpp spells the type is the format q8_0 (no named type can be meant here).
+            FormatChoice c = new FormatChoice(Formats.nameIgnoringCase(p[0]).orElse(p[0]), g);
             c.resolve(); // unknown names and unsupported groups fail here, naming them
             return c;
         }
@@ -240,7 +241,7 @@ public record QuantPlan(String format, int group, Map<Selector, FormatChoice> ov
     public static QuantPlan parse(String text) {
         String[] parts = text.trim().split("\\+");
         String head = parts[0].trim();
-        FormatChoice base = LlamaRecipe.byName(head).isPresent() ? new FormatChoice(head, 0) : FormatChoice.parse(head);
+        FormatChoice base = defaultChoice(head);
         Map<Selector, FormatChoice> over = new LinkedHashMap<>();
         for (int i = 1; i < parts.length; i++) {
             String[] kv = parts[i].split("=", 2);
@@ -253,6 +254,72 @@ public record QuantPlan(String format, int group, Map<Selector, FormatChoice> ov
             }
         }
         return new QuantPlan(base.format(), base.group(), over);
+    }
+
+    /** What llama.cpp's named types do that a format does not, in the words of the messages. */
+    private static final String RECIPE_MEANING = "llama.cpp's named type, its recipe: the token embedding and output "
+            + "(and in some recipes attn_v and ffn_down) in other types";
+
+    /**
+     * The default of a plan as typed: a qlab format or a llama.cpp named type. The exact spellings
+     * come first ({@code q4_0} the format, {@code Q4_0} llama.cpp's recipe); any other case is read
+     * as whichever of the two has the name, and refused when both do ({@code q6_K}).
+     */
+    static FormatChoice defaultChoice(String text) {
+        String[] p = text.split("/g", 2);
+        String name = p[0];
+        if (p.length == 1 && LlamaRecipe.byName(name).isPresent()) {
+            return new FormatChoice(name, 0);
+        }
+        if (Formats.names().contains(name)) {
+            return FormatChoice.parse(text);
+        }
+        Optional<String> format = Formats.nameIgnoringCase(name);
+        // A named type takes no group size: with one, only a format can be meant.
+        Optional<LlamaRecipe> recipe = p.length == 1 ? LlamaRecipe.byNameIgnoringCase(name) : Optional.empty();
+        if (format.isPresent() && recipe.isPresent()) {
+            throw new QlabException("format \"" + name + "\" is ambiguous: " + recipe.get().name() + " is " + RECIPE_MEANING
+                    + ", " + format.get() + " is qlab's format on every matrix; write " + recipe.get().name() + " or "
+                    + format.get());
+        }
+        if (recipe.isPresent()) {
+            return new FormatChoice(recipe.get().name(), 0);
+        }
+        if (format.isPresent()) {
+            return FormatChoice.parse(format.get() + (p.length == 2 ? "/g" + p[1] : ""));
+        }
+        throw new QlabException("unknown format \"" + name + "\"; qlab's formats (one on every matrix): "
+                + String.join(", ", Formats.names()) + "; llama.cpp's named types (any case where no format has the name): "
+                + LlamaRecipe.names() + "; " + String.join(", ", bothNames()) + " are both: upper case is "
+                + RECIPE_MEANING + ", lower case qlab's format on every matrix");
+    }
+
+    /** The named types that are also a format's name in lower case: Q4_0 and q4_0, Q6_K and q6_k, … */
+    static List<String> bothNames() {
+        return Arrays.stream(LlamaRecipe.values()).map(Enum::name)
+                .filter(n -> Formats.names().contains(n.toLowerCase(Locale.ROOT))).toList();
+    }
+
+    /**
+     * The same plan with its default read the other way, when its name is both a format and a
+     * llama.cpp named type: {@code q4_0} (every matrix) for {@code Q4_0} (llama.cpp's recipe) and
+     * the reverse. Empty for every other plan.
+     */
+    public Optional<QuantPlan> otherReading() {
+        if (recipe().isEmpty() && group != 0 && group != Formats.byName(format).groupSize()) {
+            return Optional.empty(); // q4_0/g64 is no named type
+        }
+        String upper = format.toUpperCase(Locale.ROOT);
+        if (!bothNames().contains(upper)) {
+            return Optional.empty();
+        }
+        String other = format.equals(upper) ? format.toLowerCase(Locale.ROOT) : upper;
+        return Optional.of(new QuantPlan(other, 0, overrides));
+    }
+
+    /** What a llama.cpp named type does beyond its default type, as the messages say it. */
+    public static String recipeMeaning() {
+        return RECIPE_MEANING;
     }
 
     /** The plan with one selector's override set (command-line flags such as --attn q8_0). */

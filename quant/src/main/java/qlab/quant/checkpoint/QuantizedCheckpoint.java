@@ -30,6 +30,7 @@ import qlab.quant.Formats;
 import qlab.quant.QuantFormat;
 import qlab.quant.QuantizedMatrix;
 import qlab.quant.imatrix.ImportanceMatrix;
+import qlab.engine.util.Progress;
 
 /**
  * Quantized checkpoints: a model's weight matrices in block formats, in one memory-mappable
@@ -62,6 +63,12 @@ public final class QuantizedCheckpoint {
 
     /** Quantizes every weight matrix of an f32 model in memory, by the plan. Norms and biases stay f32. */
     public static Model quantize(Model source, QuantPlan plan, ImportanceMatrix importance, WorkerPool pool) {
+        return quantize(source, plan, importance, pool, Progress.NONE);
+    }
+
+    /** {@link #quantize}, reporting each matrix's weights to {@code progress} once it is quantized. */
+    public static Model quantize(Model source, QuantPlan plan, ImportanceMatrix importance, WorkerPool pool,
+                                 Progress progress) {
         ModelConfig c = source.config();
         Weights w = source.weights();
         Map<String, Matrix> out = new LinkedHashMap<>();
@@ -73,6 +80,7 @@ public final class QuantizedCheckpoint {
             QuantFormat format = plan.choiceFor(e.getKey(), c, f.cols(), importance != null).resolve();
             float[] imp = importance == null ? null : importance.forMatrix(e.getKey());
             out.put(e.getKey(), QuantizedMatrix.quantize(format, f.data(), f.rows(), f.cols(), imp, pool));
+            progress.advance((long) f.rows() * f.cols());
         }
         return new Model(c, Weights.load(c, new Source(out, w)), source.source() + " [" + plan + "]");
     }

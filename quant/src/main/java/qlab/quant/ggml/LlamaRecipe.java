@@ -114,6 +114,11 @@ public enum LlamaRecipe {
         return Arrays.stream(values()).filter(r -> r.name().equals(name)).findFirst();
     }
 
+    /** The recipe whose name equals {@code name} ignoring case, as llama-quantize reads it ({@code q4_k_m}). */
+    public static Optional<LlamaRecipe> byNameIgnoringCase(String name) {
+        return Arrays.stream(values()).filter(r -> r.name().equalsIgnoreCase(name)).findFirst();
+    }
+
     /** Every recipe name, comma-separated. */
     public static String names() {
         return Arrays.stream(values()).map(Enum::name).collect(Collectors.joining(", "));

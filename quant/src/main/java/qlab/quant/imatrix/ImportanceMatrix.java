@@ -19,6 +19,7 @@ import qlab.engine.safetensors.DType;
 import qlab.engine.safetensors.SafetensorsFile;
 import qlab.engine.safetensors.SafetensorsWriter;
 import qlab.engine.safetensors.TensorInfo;
+import qlab.engine.util.Progress;
 
 /**
  * For every weight matrix that gets quantized, the mean squared activation of each of its input
@@ -99,6 +100,12 @@ public final class ImportanceMatrix {
      * records every matrix input.
      */
     public static ImportanceMatrix calibrate(Transformer model, List<int[]> texts, List<String> textHashes, int ctx, String modelHash) {
+        return calibrate(model, texts, textHashes, ctx, modelHash, Progress.NONE);
+    }
+
+    /** {@link #calibrate}, reporting each window's tokens to {@code progress} as it is done. */
+    public static ImportanceMatrix calibrate(Transformer model, List<int[]> texts, List<String> textHashes, int ctx,
+                                             String modelHash, Progress progress) {
         if (texts.isEmpty()) {
             throw new QlabException("calibration needs at least one text");
         }
@@ -114,6 +121,7 @@ public final class ImportanceMatrix {
                     cache.clear();
                     model.forward(window, cache, 0);
                     tokens += window.length;
+                    progress.advance(window.length);
                 }
             }
         } finally {

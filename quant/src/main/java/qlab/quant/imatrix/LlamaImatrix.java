@@ -27,6 +27,8 @@ import qlab.engine.gguf.GgufValueType;
 import qlab.engine.gguf.GgufWriter;
 import qlab.engine.util.MappedFile;
 import qlab.quant.checkpoint.GgufCheckpoint;
+import qlab.engine.util.IoErrors;
+import qlab.engine.util.OutputPaths;
 
 /**
  * An importance matrix in llama.cpp's terms, as {@code llama-imatrix} writes it, in either of its
@@ -221,12 +223,13 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
         byte[] dataset = String.join(",", datasets).getBytes(StandardCharsets.UTF_8);
         i32.accept(dataset.length);
         b.write(dataset, 0, dataset.length);
+        OutputPaths.prepareFile(out);
         Path tmp = out.resolveSibling(out.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
         try {
             Files.write(tmp, b.toByteArray());
             Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            throw new QlabException(out + ": cannot write: " + e.getMessage());
+            throw new QlabException(out + ": cannot write: " + IoErrors.why(e));
         }
     }
 
