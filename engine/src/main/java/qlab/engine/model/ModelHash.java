@@ -15,8 +15,9 @@ import java.util.stream.Stream;
 import qlab.engine.QlabException;
 
 /**
- * SHA-256 of a model's content: config.json and every safetensors file (and the shard index),
- * by name and bytes; or of one file. Caches keyed by it stay valid exactly as long as the weights
+ * SHA-256 of a model's content: config.json and the weights it loads (model.safetensors, or the
+ * shard index and the shards it names), by name and bytes; or of one file. Other files beside them
+ * (a quantized checkpoint written into the model's directory) do not change it. Caches keyed by it stay valid exactly as long as the weights
  * do. Memoised per process by path, size and modification time.
  */
 public final class ModelHash {
@@ -26,19 +27,7 @@ public final class ModelHash {
     private ModelHash() {}
 
     public static String of(Path path) {
-        List<Path> files = new ArrayList<>();
-        if (Files.isDirectory(path)) {
-            try (Stream<Path> s = Files.list(path)) {
-                s.filter(p -> {
-                    String n = p.getFileName().toString();
-                    return n.equals("config.json") || n.endsWith(".safetensors") || n.equals("model.safetensors.index.json");
-                }).sorted().forEach(files::add);
-            } catch (IOException e) {
-                throw new QlabException(path + ": cannot list: " + e.getMessage());
-            }
-        } else {
-            files.add(path);
-        }
+        List<Path> files = Files.isDirectory(path) ? modelFiles(path) : List.of(path);
         if (files.isEmpty()) {
             throw new QlabException(path + ": no model files to hash");
         }
@@ -52,6 +41,36 @@ public final class ModelHash {
             throw new QlabException(path + ": cannot stat: " + e.getMessage());
         }
         return MEMO.computeIfAbsent(memoKey.toString(), k -> digest(files));
+    }
+
+    /** config.json and the weight files a directory's model is loaded from, sorted by name. */
+    private static List<Path> modelFiles(Path dir) {
+        java.util.TreeSet<Path> files = new java.util.TreeSet<>();
+        Path config = dir.resolve("config.json");
+        if (Files.isRegularFile(config)) {
+            files.add(config);
+        }
+        Path index = dir.resolve("model.safetensors.index.json");
+        Path single = dir.resolve("model.safetensors");
+        if (Files.isRegularFile(index)) {
+            files.add(index);
+            try {
+                com.fasterxml.jackson.databind.JsonNode map = new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(index.toFile()).path("weight_map");
+                map.elements().forEachRemaining(shard -> files.add(dir.resolve(shard.asText())));
+            } catch (IOException e) {
+                throw new QlabException(index + ": cannot read the shard index: " + e.getMessage());
+            }
+        } else if (Files.isRegularFile(single)) {
+            files.add(single);
+        } else {
+            try (Stream<Path> s = Files.list(dir)) {
+                s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).forEach(files::add);
+            } catch (IOException e) {
+                throw new QlabException(dir + ": cannot list: " + e.getMessage());
+            }
+        }
+        return new ArrayList<>(files);
     }
 
     private static String digest(List<Path> files) {
