@@ -27,6 +27,7 @@ import qlab.engine.QlabException;
                 ParetoCommand.class,
                 AllocateCommand.class,
                 ReportCommand.class,
+                ServeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

@@ -57,4 +57,42 @@ public final class KvCache {
     public long byteSize() {
         return 8L * keys.length * keys[0].length;
     }
+
+    /** Floats that {@link #copyOut} writes for {@code count} positions: keys and values of every layer. */
+    public int floatsFor(int count) {
+        return Math.multiplyExact(2 * keys.length, Math.multiplyExact(count, kvDim));
+    }
+
+    /**
+     * Copies positions [from, from + count) of every layer into a flat array laid out
+     * [layer][keys, values][count * kvDim], so a server can keep a computed prefix and restore it.
+     */
+    public float[] copyOut(int from, int count) {
+        if (from < 0 || count < 0 || from + count > length) {
+            throw new IllegalArgumentException("copy positions [" + from + ", " + (from + count) + ") of " + length);
+        }
+        float[] out = new float[floatsFor(count)];
+        int span = count * kvDim;
+        for (int l = 0; l < keys.length; l++) {
+            System.arraycopy(keys[l], from * kvDim, out, 2 * l * span, span);
+            System.arraycopy(values[l], from * kvDim, out, (2 * l + 1) * span, span);
+        }
+        return out;
+    }
+
+    /** Appends {@code count} positions written by {@link #copyOut} of a cache of the same model, and advances. */
+    public void append(float[] data, int count) {
+        if (data.length != floatsFor(count)) {
+            throw new IllegalArgumentException(data.length + " floats for " + count + " positions");
+        }
+        if (length + count > capacity) {
+            throw new QlabException("context is full: " + count + " positions do not fit after " + length + " of " + capacity);
+        }
+        int span = count * kvDim;
+        for (int l = 0; l < keys.length; l++) {
+            System.arraycopy(data, 2 * l * span, keys[l], length * kvDim, span);
+            System.arraycopy(data, (2 * l + 1) * span, values[l], length * kvDim, span);
+        }
+        length += count;
+    }
 }

@@ -1,0 +1,15 @@
+package qlab.serve;
+
+import qlab.engine.sampling.SamplingConfig;
+
+/**
+ * One sequence to run: a prompt, how to sample its continuation, what to report.
+ *
+ * @param maxTokens   tokens to generate at most (0: only score the prompt, with echo)
+ * @param topLogprobs -1: no log-probabilities; otherwise report each token's and this many alternatives
+ * @param echo        score the prompt's own tokens ({@link SequenceListener#promptScored}); such a
+ *                    prompt needs every position's logits, so it is computed in full, not taken from
+ *                    the prefix cache
+ */
+public record SequenceRequest(int[] prompt, SamplingConfig sampling, int maxTokens, int topLogprobs, boolean echo,
+                              SequenceListener listener) {}
