@@ -139,6 +139,10 @@ final class Completions {
     }
 
     private int[] tokenIds(JsonNode array, String name) {
+        if (!array.isArray()) {
+            throw ApiError.invalid(name, "\"" + name + "\" must be an array of token ids or of such arrays, got an element "
+                    + Fields.describe(array));
+        }
         if (array.isEmpty()) {
             throw ApiError.invalid(name, "\"" + name + "\" holds an empty list of token ids");
         }

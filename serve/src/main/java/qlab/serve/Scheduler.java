@@ -178,6 +178,7 @@ public final class Scheduler implements AutoCloseable {
         for (Sequence s : admitted) {
             if (s.ticket.cancelled) {
                 metrics.cancelled.increment();
+                s.request.listener().failed("cancelled");
                 continue;
             }
             try {
@@ -195,6 +196,7 @@ public final class Scheduler implements AutoCloseable {
             if (s.ticket.cancelled && !s.done) {
                 s.done = true;
                 metrics.cancelled.increment();
+                s.request.listener().failed("cancelled");
             }
         }
         running.removeIf(s -> s.done);

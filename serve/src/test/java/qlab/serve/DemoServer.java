@@ -43,10 +43,14 @@ final class DemoServer implements AutoCloseable {
     }
 
     DemoServer(int parallel, int queue, long cacheBytes, long maxBodyBytes, String apiKey) {
+        this(parallel, queue, cacheBytes, maxBodyBytes, apiKey, 512);
+    }
+
+    DemoServer(int parallel, int queue, long cacheBytes, long maxBodyBytes, String apiKey, int ctx) {
         this.apiKey = apiKey;
         pool = new WorkerPool(2);
         server = OpenAiServer.start(new OpenAiServer.Options("127.0.0.1", 0,
-                new Scheduler.Settings(parallel, queue, 512, 64, false, cacheBytes), maxBodyBytes, apiKey));
+                new Scheduler.Settings(parallel, queue, ctx, 64, false, cacheBytes), maxBodyBytes, apiKey));
         // The demo has no chat template of its own; its vocabulary has ChatML's tokens (4094, 4095).
         server.ready(new ServedModel("demo", new Transformer(model(), pool), tokenizer(),
                 ChatTemplate.named("qwen2.5", DEMO), Set.of(4093, 4095)));
