@@ -28,6 +28,7 @@ import qlab.engine.QlabException;
                 AllocateCommand.class,
                 ReportCommand.class,
                 ServeCommand.class,
+                ServeBenchCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

@@ -41,7 +41,7 @@ final class Completions {
     /** A validated request: its prompts (token ids and text), sampling, and what to report. */
     private record Plan(boolean chat, List<int[]> prompts, List<String> promptTexts, SamplingConfig sampling,
                         int maxTokens, int topLogprobs, boolean echo, List<String> stops, boolean stream,
-                        boolean includeUsage) {}
+                        boolean includeUsage, boolean ignoreEos) {}
 
     // ----------------------------------------------------------------------------------------
     // Parsing
@@ -82,7 +82,7 @@ final class Completions {
         single(f);
         boolean stream = f.bool("stream", false);
         Plan plan = new Plan(true, List.of(ids), List.of(text), sampling(f), maxTokens, logprobs ? top : -1, false,
-                f.stopStrings(), stream, includeUsage(f, stream));
+                f.stopStrings(), stream, includeUsage(f, stream), f.bool("ignore_eos", false));
         run(plan, out);
     }
 
@@ -134,7 +134,7 @@ final class Completions {
             throw ApiError.invalid("prompt", "with \"stream\", \"prompt\" must be a single prompt");
         }
         Plan plan = new Plan(false, prompts, texts, sampling(f), maxTokens, logprobs, echo, f.stopStrings(), stream,
-                includeUsage(f, stream));
+                includeUsage(f, stream), f.bool("ignore_eos", false));
         run(plan, out);
     }
 
@@ -230,7 +230,7 @@ final class Completions {
                 int offset = plan.echo() ? plan.promptTexts().get(i).length() : 0;
                 RequestStream s = new RequestStream(served.tokenizer(), plan.stops(), offset);
                 tickets.add(scheduler.submit(new SequenceRequest(plan.prompts().get(i), plan.sampling(), plan.maxTokens(),
-                        plan.topLogprobs(), plan.echo(), s)));
+                        plan.topLogprobs(), plan.echo(), plan.ignoreEos(), s)));
                 streams.add(s);
             }
         } catch (Scheduler.QueueFull e) {

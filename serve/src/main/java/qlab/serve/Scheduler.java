@@ -372,7 +372,7 @@ public final class Scheduler implements AutoCloseable {
         void accept(float[] logits, int offset) {
             float[] row = offset == 0 && logits.length == vocab ? logits : Arrays.copyOfRange(logits, offset, offset + vocab);
             int id = sampler.sample(row, context, length);
-            if (stopIds.contains(id)) {
+            if (!request.ignoreEos() && stopIds.contains(id)) {
                 finish(SequenceListener.Finish.STOP);
                 return;
             }

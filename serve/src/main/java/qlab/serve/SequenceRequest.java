@@ -10,6 +10,7 @@ import qlab.engine.sampling.SamplingConfig;
  * @param echo        score the prompt's own tokens ({@link SequenceListener#promptScored}); such a
  *                    prompt needs every position's logits, so it is computed in full, not taken from
  *                    the prefix cache
+ * @param ignoreEos   generate through the model's stop tokens (for load tests of a fixed length)
  */
 public record SequenceRequest(int[] prompt, SamplingConfig sampling, int maxTokens, int topLogprobs, boolean echo,
-                              SequenceListener listener) {}
+                              boolean ignoreEos, SequenceListener listener) {}
