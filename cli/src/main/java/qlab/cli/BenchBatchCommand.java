@@ -63,7 +63,7 @@ final class BenchBatchCommand implements Callable<Integer> {
         Model m = Models.open(model);
         List<BatchBench.Result> results = new ArrayList<>();
         try (WorkerPool pool = threads.pool()) {
-            Transformer tf = new Transformer(m, pool);
+            Transformer tf = new Transformer(m, pool, threads.kvTypes());
             for (int b : batches) {
                 results.add(BatchBench.run(tf, b, promptTokens, steps, reps, 7));
             }

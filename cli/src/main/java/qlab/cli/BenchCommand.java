@@ -14,6 +14,7 @@ import qlab.engine.QlabException;
 import qlab.engine.bench.MachineInfo;
 import qlab.engine.bench.ReadBandwidth;
 import qlab.engine.bench.SingleStreamBench;
+import qlab.engine.model.KvTypes;
 import qlab.engine.model.Model;
 import qlab.engine.model.Transformer;
 import qlab.engine.util.WorkerPool;
@@ -40,6 +41,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--reps", defaultValue = "5", description = "Timed repetitions after one warm-up (default: ${DEFAULT-VALUE}).")
     int reps;
 
+    @Option(names = "--prefill-chunk", defaultValue = "512",
+            description = "Prompt tokens per forward pass; the scratch grows with it, the KV cache with the prompt (default: ${DEFAULT-VALUE}).")
+    int prefillChunk;
+
     @Option(names = "--bandwidth-mib", defaultValue = "2048",
             description = "Buffer for the read-bandwidth measurement, larger than the caches (default: ${DEFAULT-VALUE}; 0 skips it).")
     int bandwidthMib;
@@ -52,9 +57,10 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (promptTokens < 1 || decodeTokens < 1 || reps < 1) {
-            throw new QlabException("--prompt-tokens, --decode-tokens and --reps must be at least 1");
+        if (promptTokens < 1 || decodeTokens < 1 || reps < 1 || prefillChunk < 1) {
+            throw new QlabException("--prompt-tokens, --decode-tokens, --reps and --prefill-chunk must be at least 1");
         }
+        KvTypes kv = threads.kvTypes();
         Model m = Models.open(model);
         MachineInfo machine = MachineInfo.current();
         long weightBytes = m.weights().decodeBytes();
@@ -63,7 +69,7 @@ final class BenchCommand implements Callable<Integer> {
         long hugePages;
         long peakRss;
         try (WorkerPool pool = threads.pool()) {
-            r = SingleStreamBench.run(new Transformer(m, pool), promptTokens, decodeTokens, reps, 42);
+            r = SingleStreamBench.run(new Transformer(m, pool, kv), promptTokens, decodeTokens, reps, 42, prefillChunk);
             hugePages = MachineInfo.hugePageBytes(); // while the model is still held
             // The peak before the bandwidth buffer exists: the model's (2 GiB of buffer measured
             // first had put a q4_0 run's peak at 5.1 GB, against 1.9 without it).
@@ -72,6 +78,7 @@ final class BenchCommand implements Callable<Integer> {
                 bw = ReadBandwidth.measure(pool, (long) bandwidthMib << 20, 5);
             }
         }
+        long kvBytes = (long) (promptTokens + decodeTokens + 1) * m.config().numLayers() * kv.bytesPerTokenPerLayer(m.config());
         double effective = weightBytes * r.decodeTps().median() / 1e9;
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
@@ -83,6 +90,11 @@ final class BenchCommand implements Callable<Integer> {
             j.put("prompt_tokens", promptTokens);
             j.put("decode_tokens", decodeTokens);
             j.put("reps", reps);
+            j.put("prefill_chunk", prefillChunk);
+            j.put("cache_type_k", kv.keys().name());
+            j.put("cache_type_v", kv.values().name());
+            j.put("kv_bytes_per_token_per_layer", kv.bytesPerTokenPerLayer(m.config()));
+            j.put("kv_bytes", kvBytes);
             j.put("prefill_tps", r.prefillTps().median());
             j.put("prefill_tps_min", r.prefillTps().min());
             j.put("prefill_tps_max", r.prefillTps().max());
@@ -108,6 +120,8 @@ final class BenchCommand implements Callable<Integer> {
             out.printf("model      %s (%s weights, %.3f GB read per decoded token)%n", model, m.weights().lmHead().format(), weightBytes / 1e9);
             out.printf("machine    %s, %d cores, JDK %s, %d-bit vectors%n", machine.cpu(), machine.cores(), machine.jdk(), machine.vectorBits());
             out.printf("threads    %d, %s activations%n", threads.count(), threads.activations());
+            out.printf("kv cache   %s, %d bytes per token per layer, %.1f MiB for %d positions%n", kv,
+                    kv.bytesPerTokenPerLayer(m.config()), kvBytes / 1048576.0, promptTokens + decodeTokens + 1);
             out.printf("prefill    %.1f tok/s median (min %.1f, max %.1f), %d reps of %d tokens%n",
                     r.prefillTps().median(), r.prefillTps().min(), r.prefillTps().max(), reps, promptTokens);
             out.printf("decode     %.2f tok/s median (min %.2f, max %.2f) = %.1f ms/token, %d reps of %d tokens%n",

@@ -91,7 +91,7 @@ final class CalibrateCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         ImportanceMatrix im;
         try (WorkerPool pool = threads.pool()) {
-            im = ImportanceMatrix.calibrate(new Transformer(m, pool), tokenized, hashes, ctx, ModelHash.of(model));
+            im = ImportanceMatrix.calibrate(new Transformer(m, pool, threads.kvTypes()), tokenized, hashes, ctx, ModelHash.of(model));
         }
         LlamaImatrix.save(im, fmt, out);
         spec.commandLine().getErr().printf("wrote %s: %d matrices, %d tokens in %.1f s%n", out, im.values().size(), im.tokens(),

@@ -84,7 +84,7 @@ final class ChatCommand implements Callable<Integer> {
         Model m = Models.open(model);
         BufferedReader in = new BufferedReader(new InputStreamReader(input, StandardCharsets.UTF_8));
         try (WorkerPool pool = threads.pool()) {
-            Transformer tf = new Transformer(m, pool);
+            Transformer tf = new Transformer(m, pool, threads.kvTypes());
             KvCache cache = tf.newCache(ctx);
             int[] history = new int[0];
             Conversation conv = newConversation(template);

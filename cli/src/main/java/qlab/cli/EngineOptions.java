@@ -2,10 +2,12 @@ package qlab.cli;
 
 import picocli.CommandLine.Option;
 import qlab.engine.QlabException;
+import qlab.engine.model.KvTypes;
 import qlab.engine.util.WorkerPool;
+import qlab.quant.KvFormats;
 import qlab.quant.QuantizedMatrix;
 
-/** The options shared by every command that runs the model: --threads and --activations. */
+/** The options shared by every command that runs the model: --threads, --activations and the KV cache types. */
 final class EngineOptions {
 
     /** How integer-format products take their activations. */
@@ -28,6 +30,20 @@ final class EngineOptions {
 
     String activations() {
         return activations.name();
+    }
+
+    @Option(names = {"--cache-type-k", "-ctk"}, paramLabel = "TYPE", defaultValue = "f32",
+            description = "KV cache type of the keys (llama.cpp's -ctk): f32 (default), f16, bf16, q8_0, q4_0, q4_1, "
+                    + "q5_0, q5_1, iq4_nl.")
+    String cacheTypeK;
+
+    @Option(names = {"--cache-type-v", "-ctv"}, paramLabel = "TYPE", defaultValue = "f32",
+            description = "KV cache type of the values (llama.cpp's -ctv): the same types as --cache-type-k.")
+    String cacheTypeV;
+
+    /** The KV cache's storage types; an unknown name is a one-line error. */
+    KvTypes kvTypes() {
+        return KvFormats.of(cacheTypeK, cacheTypeV);
     }
 
     @Option(names = "--threads", paramLabel = "T", description = "Worker threads (default: all cores).")

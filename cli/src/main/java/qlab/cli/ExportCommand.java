@@ -12,6 +12,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import qlab.engine.QlabException;
 import qlab.engine.gguf.GgufFile;
+import qlab.engine.gguf.GgufSampling;
 import qlab.engine.gguf.GgufTensor;
 import qlab.engine.gguf.GgufTokenizer;
 import qlab.engine.gguf.GgufValue;
@@ -60,6 +61,7 @@ final class ExportCommand implements Callable<Integer> {
             GgufFile f = GgufCheckpoint.open(model);
             source = GgufCheckpoint.load(model, false, true);
             tokenizer = GgufTokenizer.metadataOf(f);
+            tokenizer.putAll(GgufSampling.metadataOf(f));
             name = f.has("general.name") ? f.string("general.name") : model.getFileName().toString();
         } else {
             if (Files.isRegularFile(model) && QuantizedCheckpoint.isQuantized(model)) {
@@ -70,6 +72,7 @@ final class ExportCommand implements Callable<Integer> {
                 throw new QlabException(model + ": no tokenizer.json in the model directory (a GGUF carries its tokenizer)");
             }
             tokenizer = GgufTokenizer.metadataOf(model);
+            tokenizer.putAll(GgufSampling.metadataOf(model));
             name = model.toAbsolutePath().normalize().getFileName().toString();
         }
         ImportanceMatrix im = null;

@@ -104,7 +104,7 @@ final class GenerateCommand implements Callable<Integer> {
         StreamingDecoder stream = tokenizer.map(t -> t.streamingDecoder(false)).orElse(null);
         Generation.Result r;
         try (WorkerPool pool = threads.pool()) {
-            Transformer tf = new Transformer(m, pool);
+            Transformer tf = new Transformer(m, pool, threads.kvTypes());
             KvCache cache = tf.newCache(ids.length + maxTokens);
             r = Generation.run(tf, cache, new int[0], ids, new Sampler(config), maxTokens, stops::contains, id -> {
                 if (streamText && !stops.contains(id)) {

@@ -15,10 +15,13 @@ import qlab.engine.model.Model;
 import qlab.engine.gguf.GgufFile;
 import qlab.engine.gguf.GgufModel;
 import qlab.engine.gguf.GgufTensor;
+import qlab.engine.model.KvType;
+import qlab.engine.model.KvTypes;
 import qlab.engine.model.ModelConfig;
 import qlab.engine.model.ModelManifest;
 import qlab.engine.safetensors.Checkpoint;
 import qlab.engine.safetensors.TensorInfo;
+import qlab.quant.KvFormats;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantizedCheckpoint;
 
@@ -63,6 +66,7 @@ final class InspectCommand implements Callable<Integer> {
             m.put("files", ckpt.files().size());
             m.put("dtypes", dtypes);
             m.put("config", config.describe());
+            m.put("kv_bytes_per_token_per_layer", kvBytesPerToken(config));
             m.put("problems", problems);
             m.put("ok", problems.isEmpty());
             JsonOutput.print(out, m);
@@ -78,6 +82,7 @@ final class InspectCommand implements Callable<Integer> {
             out.printf("parameters: %,d%n", params);
             out.printf("bytes:      %,d%n", ckpt.dataBytes());
             out.printf("dtypes:     %s%n", dtypes);
+            out.println(kvLine(config));
             if (problems.isEmpty()) {
                 out.println("status:     ok (every tensor the config needs, with its shape, and nothing else)");
             } else {
@@ -150,6 +155,7 @@ final class InspectCommand implements Callable<Integer> {
             }
             j.put("matrices", rows);
             j.put("config", m.config().describe());
+            j.put("kv_bytes_per_token_per_layer", kvBytesPerToken(m.config()));
             JsonOutput.print(out, j);
         } else {
             out.printf("model:      %s (qlab quantized checkpoint)%n", model);
@@ -164,6 +170,7 @@ final class InspectCommand implements Callable<Integer> {
                     QuantizedCheckpoint.bitsPerWeight(entries));
             out.printf("file:       %,d bytes, %.3f bits per parameter (norms, biases and alignment included)%n", fileBytes,
                     fileBytes * 8.0 / params);
+            out.println(kvLine(m.config()));
         }
         out.flush();
         return 0;
@@ -194,6 +201,7 @@ final class InspectCommand implements Callable<Integer> {
             m.put("types", types);
             m.put("metadata", metadata);
             m.put("config", config.describe());
+            m.put("kv_bytes_per_token_per_layer", kvBytesPerToken(config));
             m.put("ok", true);
             JsonOutput.print(out, m);
         } else {
@@ -203,8 +211,32 @@ final class InspectCommand implements Callable<Integer> {
             out.printf("parameters: %,d%n", params);
             out.printf("bytes:      %,d%n", bytes);
             out.printf("types:      %s%n", types);
+            out.println(kvLine(config));
             metadata.forEach((k, v) -> out.printf("  %s = %s%n", k, v));
         }
         return 0;
+    }
+
+    /** Bytes of K and V per token and layer for each KV cache type this model's head_dim allows. */
+    private static Map<String, Long> kvBytesPerToken(ModelConfig config) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (String name : KvFormats.NAMES) {
+            KvType t = KvFormats.named(name);
+            if (config.headDim() % t.blockSize() == 0) {
+                out.put(name, new KvTypes(t, t).bytesPerTokenPerLayer(config));
+            }
+        }
+        return out;
+    }
+
+    /** e.g. "kv cache:   bytes per token per layer: f32 1024, f16 512, ...; f32 at 32768 positions: 3072.0 MiB" */
+    private static String kvLine(ModelConfig config) {
+        StringBuilder sb = new StringBuilder("kv cache:   bytes per token per layer:");
+        kvBytesPerToken(config).forEach((k, v) -> sb.append(' ').append(k).append(' ').append(v).append(','));
+        sb.setLength(sb.length() - 1);
+        long f32 = KvTypes.F32.bytesPerTokenPerLayer(config);
+        sb.append(String.format("; f32 at %d positions (the config's maximum): %.1f MiB", config.maxPositionEmbeddings(),
+                (double) f32 * config.numLayers() * config.maxPositionEmbeddings() / 1048576.0));
+        return sb.toString();
     }
 }

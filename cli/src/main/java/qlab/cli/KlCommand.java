@@ -91,7 +91,7 @@ final class KlCommand implements Callable<Integer> {
             }
             Model m = Models.openMapped(model);
             weightBytes = m.weights().matrixBytes();
-            r = KlDivergence.compare(new Transformer(m, pool), b, tokens.ids(), ctx, mode);
+            r = KlDivergence.compare(new Transformer(m, pool, threads.kvTypes()), b, tokens.ids(), ctx, mode);
             if (!json) {
                 spec.commandLine().getErr().printf("baseline %s (%s, %s)%n", file, kind.name().toLowerCase(), reused ? "reused" : "computed");
             }

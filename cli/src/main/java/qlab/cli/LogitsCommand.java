@@ -45,7 +45,7 @@ final class LogitsCommand implements Callable<Integer> {
         Model m = Models.open(model);
         float[] logits;
         try (WorkerPool pool = threads.pool()) {
-            Transformer tf = new Transformer(m, pool);
+            Transformer tf = new Transformer(m, pool, threads.kvTypes());
             logits = tf.forward(tokens, tf.newCache(tokens.length), true);
         }
         ByteBuffer buf = ByteBuffer.allocate(logits.length * 4).order(ByteOrder.LITTLE_ENDIAN);

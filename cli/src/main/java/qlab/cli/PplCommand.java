@@ -66,7 +66,7 @@ final class PplCommand implements Callable<Integer> {
         Model m = Models.open(model);
         Perplexity.Result r;
         try (WorkerPool pool = threads.pool()) {
-            r = Perplexity.run(new Transformer(m, pool), tokens.ids(), ctx, mode);
+            r = Perplexity.run(new Transformer(m, pool, threads.kvTypes()), tokens.ids(), ctx, mode);
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {

@@ -125,6 +125,42 @@ class GgufCommandsTest {
         assertTrue(r.err().contains("formats that export: "), r.err());
     }
 
+    /**
+     * A model with fewer tokens than embedding rows (as the large presets, Qwen2.5 and Qwen3 are):
+     * export pads the token list to the rows with the converter's placeholders and carries
+     * generation_config.json's sampling defaults; exporting that GGUF again keeps both.
+     */
+    @Test
+    void exportOfAModelWithFewerTokensThanRowsHasOneTokenPerRowAndItsSamplingDefaults() throws Exception {
+        Path model = tmp.resolve("tiny-qwen3");
+        assertEquals(0, CliRun.of("gen", "--preset", "tiny-qwen3", "--seed", "1", "--out", model.toString()).exit());
+        // the tiny presets' tokenizers fill their 4,096 rows: put a smaller one in its place
+        qlab.engine.tokenizer.train.SyntheticTokenizer.write(model, 400, 32768,
+                List.of("The river runs past the mill and the old stone bridge.", "Numbers 1, 22 and 333; code: f(x) = x * 2"));
+        int tokens = qlab.engine.tokenizer.Tokenizer.load(model).vocabSize();
+        assertTrue(tokens < 4096, "the preset's tokenizer has " + tokens + " tokens");
+        Path first = tmp.resolve("first.gguf");
+        Path second = tmp.resolve("second.gguf");
+        CliRun a = CliRun.of("export", "--model", model.toString(), "--format", "q4_0+mlp-down=f16", "--out", first.toString(),
+                "--threads", "1");
+        assertEquals(0, a.exit(), a.err());
+        CliRun b = CliRun.of("export", "--model", first.toString(), "--format", "q8_0+mlp-down=f16", "--out", second.toString(),
+                "--threads", "1");
+        assertEquals(0, b.exit(), b.err());
+        for (Path p : List.of(first, second)) {
+            var f = qlab.quant.checkpoint.GgufCheckpoint.open(p);
+            List<String> list = f.strings(qlab.engine.gguf.GgufTokenizer.TOKENS);
+            assertEquals(4096, f.tensor("token_embd.weight").ne()[1], p.toString());
+            assertEquals(4096, list.size(), p.toString());
+            assertEquals("[PAD" + tokens + "]", list.get(tokens), p.toString());
+            assertEquals(5, f.ints(qlab.engine.gguf.GgufTokenizer.TOKEN_TYPE)[4095], p.toString());
+            assertEquals(tokens, qlab.engine.gguf.GgufTokenizer.read(f).vocabSize(), p.toString());
+            assertEquals(20L, f.integer("general.sampling.top_k"), p.toString());
+            assertEquals(0.7f, (float) f.number("general.sampling.temp"), p.toString());
+            assertEquals(0.8f, (float) f.number("general.sampling.top_p"), p.toString());
+        }
+    }
+
     @Test
     void generateChatUsesTheTemplateAGgufCarries() throws Exception {
         // tiny-k with the Qwen2.5 chat template in its tokenizer_config.json: export writes it to the GGUF

@@ -36,18 +36,21 @@ public interface Evaluator extends AutoCloseable {
      * @param int8Activations load the checkpoint so that its integer-format matrices quantize their
      *                        activations to int8 (false: f32 activations). The same checkpoint file is
      *                        measured both ways, so a model loaded one way must never serve the other.
+     * @param kvCache         the KV cache types the checkpoint runs with; the reference is always f32
      */
     QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
-                                      EvalSettings eval) throws Exception;
+                                      KvCacheChoice kvCache, EvalSettings eval) throws Exception;
 
     /**
      * Prefill, decode and batched throughput of the checkpoint with {@code threads} threads. The
      * pipeline calls this for one config at a time on a machine: nothing else of the sweep runs beside it.
      *
      * @param int8Activations as for {@link #measureQuality}
+     * @param kvCache         as for {@link #measureQuality}
      */
     ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint,
-                                            boolean int8Activations, int threads, ThroughputSettings settings)
+                                            boolean int8Activations, KvCacheChoice kvCache, int threads,
+                                            ThroughputSettings settings)
             throws Exception;
 
     /**

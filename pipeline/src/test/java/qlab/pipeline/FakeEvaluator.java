@@ -235,7 +235,7 @@ public final class FakeEvaluator implements Evaluator {
 
     @Override
     public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
-                                             EvalSettings eval) throws Exception {
+                                             KvCacheChoice kvCache, EvalSettings eval) throws Exception {
         int n = count(settings.scenario(), "quality");
         if (settings.crashAfter() >= 0 && n > settings.crashAfter() && eval.tokens() == CRASH_AT_QUALITY_TOKENS) {
             throw new SimulatedCrash("simulated crash at quality measurement " + n);
@@ -250,14 +250,15 @@ public final class FakeEvaluator implements Evaluator {
         String header = Files.readAllLines(Path.of(checkpoint.path()), StandardCharsets.UTF_8).get(0);
         QuantSpec spec = specFromHeader(header);
         boolean imatrix = header.contains("imatrix=");
-        double kl = klMean(spec, imatrix, int8Activations);
+        double kl = klMean(spec, imatrix, int8Activations) + kvCacheKl(kvCache);
         double ppl = settings.nanFormats().contains(spec.format()) ? Double.NaN : ppl(spec, imatrix, int8Activations);
         return new QualityMeasurement(ppl, ppl / 100, kl, kl / 10, kl * 5, 1 - kl);
     }
 
     @Override
     public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint,
-                                                   boolean int8Activations, int threads, ThroughputSettings s)
+                                                   boolean int8Activations, KvCacheChoice kvCache, int threads,
+                                                   ThroughputSettings s)
             throws Exception {
         int n = count(settings.scenario(), "throughput");
         enter();
@@ -288,6 +289,21 @@ public final class FakeEvaluator implements Evaluator {
         }
         return new ThroughputMeasurement(tps * 10, tps, tps * 0.9, tps * 1.1, batch, 123_456_789L,
                 decodeBytes(spec), readGbs(threads), fmaGmacs(threads));
+    }
+
+    /** What a KV cache adds to the KL, in closed form: 0 at f32, more for fewer bits, keys and values each. */
+    public static double kvCacheKl(KvCacheChoice kv) {
+        return kvTypeKl(kv.keys()) + kvTypeKl(kv.values());
+    }
+
+    private static double kvTypeKl(String type) {
+        return switch (type) {
+            case "f32" -> 0;
+            case "f16", "bf16" -> 0.0001;
+            case "q8_0" -> 0.001;
+            case "q5_0", "q5_1" -> 0.005;
+            default -> 0.01;
+        };
     }
 
     /** Reads back "fake checkpoint q4_8+attn=q8_0/128 ..." so quality depends on what was quantized. */

@@ -34,7 +34,7 @@ public final class BatchBench {
         for (int rep = -1; rep < reps; rep++) {
             for (int b = 0; b < batch; b++) {
                 caches[b].clear();
-                next[b] = Greedy.argmax(model.forward(prompts[b], caches[b], false), 0, vocab);
+                next[b] = Greedy.argmax(model.prefill(prompts[b], caches[b], Transformer.DEFAULT_PREFILL_CHUNK), 0, vocab);
             }
             long t0 = System.nanoTime();
             for (int s = 0; s < steps; s++) {

@@ -7,7 +7,8 @@ import qlab.engine.model.KvCache;
 import qlab.engine.model.Transformer;
 
 /**
- * Prefill and decode speed of one sequence: a prompt of random ids prefilled in one pass, then
+ * Prefill and decode speed of one sequence: a prompt of random ids prefilled in passes of at most
+ * a chunk of rows ({@link Transformer#DEFAULT_PREFILL_CHUNK} unless given), then
  * greedy decode one token at a time. One warm-up repetition, then {@code reps} timed ones; each
  * figure is reported as median, min and max over the repetitions.
  */
@@ -27,6 +28,10 @@ public final class SingleStreamBench {
     private SingleStreamBench() {}
 
     public static Result run(Transformer model, int promptTokens, int decodeTokens, int reps, long seed) {
+        return run(model, promptTokens, decodeTokens, reps, seed, Transformer.DEFAULT_PREFILL_CHUNK);
+    }
+
+    public static Result run(Transformer model, int promptTokens, int decodeTokens, int reps, long seed, int prefillChunk) {
         if (promptTokens < 1 || decodeTokens < 1 || reps < 1) {
             throw new IllegalArgumentException("prompt, decode tokens and reps must be >= 1");
         }
@@ -38,7 +43,7 @@ public final class SingleStreamBench {
         for (int rep = -1; rep < reps; rep++) {
             cache.clear();
             long t0 = System.nanoTime();
-            float[] logits = model.forward(prompt, cache, false);
+            float[] logits = model.prefill(prompt, cache, prefillChunk);
             long t1 = System.nanoTime();
             for (int i = 0; i < decodeTokens; i++) {
                 int next = Greedy.argmax(logits, 0, vocab);

@@ -120,7 +120,7 @@ public final class GgufFile {
         Map<String, Long> tensorAt = new LinkedHashMap<>();
         for (long i = 0; i < tensorCount; i++) {
             String name = in.string(field("tensor #" + i + " name"));
-            String tensor = "tensor \"" + name + "\": ";
+            String tensor = "tensor " + quoted(name) + ": ";
             if (tensorAt.containsKey(name)) {
                 throw new QlabException(source + ": " + tensor + field("name") + " appears twice");
             }
@@ -164,7 +164,7 @@ public final class GgufFile {
         long dataSize = Math.max(0, whole.byteSize() - dataStart);
         for (GgufTensor t : infos) {
             if (t.offset() > dataSize || t.bytes() > dataSize - t.offset()) {
-                throw new QlabException(source + ": tensor \"" + t.name() + "\": field \"offset\" " + t.offset()
+                throw new QlabException(source + ": tensor " + quoted(t.name()) + ": field \"offset\" " + t.offset()
                         + " + " + t.bytes() + " bytes is past the end of the data section (" + dataSize
                         + " bytes; truncated file?)");
             }
@@ -191,8 +191,8 @@ public final class GgufFile {
             GgufTensor a = sorted.get(i - 1);
             GgufTensor b = sorted.get(i);
             if (b.offset() < a.end()) {
-                throw new QlabException(source + ": tensor \"" + b.name() + "\": field \"offset\" " + b.offset()
-                        + " overlaps tensor \"" + a.name() + "\" [" + a.offset() + ", " + a.end() + ")");
+                throw new QlabException(source + ": tensor " + quoted(b.name()) + ": field \"offset\" " + b.offset()
+                        + " overlaps tensor " + quoted(a.name()) + " [" + a.offset() + ", " + a.end() + ")");
             }
         }
     }
@@ -326,6 +326,11 @@ public final class GgufFile {
     // ---------------------------------------------------------------- access
 
     /** The file (for messages). */
+    /** A name read from the file, quoted with escapes: a corrupt one may hold line breaks, and an error is one line. */
+    static String quoted(String name) {
+        return new com.fasterxml.jackson.databind.node.TextNode(name).toString();
+    }
+
     public String source() {
         return source;
     }

@@ -41,7 +41,7 @@ public final class GgufModel {
                 continue; // read into the config's RoPE scaling
             }
             String name = architecture.qlabName(t.name()).orElseThrow(() -> new QlabException(file.source()
-                    + ": tensor \"" + t.name() + "\" is not a tensor of a " + architecture.name() + " model"));
+                    + ": tensor " + GgufFile.quoted(t.name()) + " is not a tensor of a " + architecture.name() + " model"));
             byQlab.put(name, t);
         }
         this.tensors = byQlab;

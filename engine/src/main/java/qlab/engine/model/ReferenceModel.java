@@ -32,16 +32,30 @@ public final class ReferenceModel {
     private final Weights w;
     private final Variant variant;
     private final double[] invFreq; // [headDim/2], float64, scaled as the config says
+    private final KvTypes kvTypes;
 
     public ReferenceModel(Model model) {
         this(model, Variant.QWEN2);
     }
 
     public ReferenceModel(Model model, Variant variant) {
+        this(model, variant, KvTypes.F32);
+    }
+
+    /**
+     * With keys and values rounded as a cache of these types stores them (through float, each KV
+     * head's row encoded and decoded); f32 keeps them in float64.
+     */
+    public ReferenceModel(Model model, KvTypes kvTypes) {
+        this(model, Variant.QWEN2, kvTypes);
+    }
+
+    private ReferenceModel(Model model, Variant variant, KvTypes kvTypes) {
         this.c = model.config();
         this.w = model.weights();
         this.variant = variant;
         this.invFreq = c.ropeInverseFrequencies();
+        this.kvTypes = kvTypes;
     }
 
     /** logits [T][vocab] for every position of {@code tokens}, positions starting at 0. */
@@ -74,6 +88,9 @@ public final class ReferenceModel {
                 }
                 rope(q[t], c.numHeads(), t);
                 rope(k[t], c.numKvHeads(), t);
+                roundPerHead(k[t], c.numKvHeads(), kvTypes.keys(), false);
+                roundPerHead(v[t], c.numKvHeads(), kvTypes.values(), false);
+                roundPerHead(q[t], c.numHeads(), kvTypes.keys(), true);
             }
             for (int t = 0; t < n; t++) {
                 double[] att = new double[c.qDim()];
@@ -126,6 +143,31 @@ public final class ReferenceModel {
             logits[t] = linear(w.lmHead(), rmsnorm(x[t], w.finalNorm()), null);
         }
         return logits;
+    }
+
+    /**
+     * Rounds each head's slice of a row through float as the cache stores keys or values of this
+     * type ({@link KvType#round}), or, for a query, as the dot product with such keys takes it
+     * ({@link KvType#roundQuery}); f32 keeps the row in float64.
+     */
+    private void roundPerHead(double[] row, int heads, KvType type, boolean query) {
+        if (type == KvType.F32) {
+            return;
+        }
+        float[] f = new float[row.length];
+        for (int i = 0; i < row.length; i++) {
+            f[i] = (float) row[i];
+        }
+        for (int h = 0; h < heads; h++) {
+            if (query) {
+                type.roundQuery(f, h * c.headDim(), c.headDim());
+            } else {
+                type.round(f, h * c.headDim(), c.headDim());
+            }
+        }
+        for (int i = 0; i < row.length; i++) {
+            row[i] = f[i];
+        }
     }
 
     /** Greedy continuation: argmax (lowest index on ties) of the last position, appended, repeated. */

@@ -29,6 +29,9 @@ public final class Transformer implements LanguageModel {
     private final Weights w;
     private final WorkerPool pool;
     private final double[] invFreq; // [headDim/2]
+    private final KvTypes kvTypes;
+    private final int kvTile;
+    private final ThreadLocal<AttentionScratch> attentionScratch;
     private ActivationObserver observer;
 
     // Scratch, sized for `rowsCap` rows; grown on demand.
@@ -47,11 +50,40 @@ public final class Transformer implements LanguageModel {
     /** Whether the rows of this forward pass are one sequence's consecutive tokens (see {@link Matrix#prepare(float[], int, boolean)}). */
     private boolean prompt;
 
+    /**
+     * Positions per KV tile of attention. A row whose context fits one tile gets the plain softmax;
+     * longer contexts go tile by tile with a running maximum and sum (the online softmax), so no
+     * score row longer than a tile exists and an encoded cache is decoded one tile at a time.
+     */
+    public static final int DEFAULT_KV_TILE = 512;
+    /**
+     * Prompt rows per forward pass in {@link #prefill}: the scratch buffers grow with the rows of
+     * one pass (intermediate-size floats per row), so a long prompt's memory is its KV cache.
+     */
+    public static final int DEFAULT_PREFILL_CHUNK = 512;
+    /** Rows of one sequence that share each decoded KV tile in a prompt's attention. */
+    static final int QUERY_TILE = 64;
+
     public Transformer(Model model, WorkerPool pool) {
+        this(model, pool, KvTypes.F32);
+    }
+
+    public Transformer(Model model, WorkerPool pool, KvTypes kvTypes) {
+        this(model, pool, kvTypes, DEFAULT_KV_TILE);
+    }
+
+    /** With a KV tile of {@code kvTile} positions (tests use small ones to cross many tiles). */
+    public Transformer(Model model, WorkerPool pool, KvTypes kvTypes, int kvTile) {
+        if (kvTile < 1) {
+            throw new IllegalArgumentException("kvTile " + kvTile);
+        }
         this.c = model.config();
         this.w = model.weights();
         this.pool = pool;
         this.invFreq = c.ropeInverseFrequencies();
+        this.kvTypes = kvTypes;
+        this.kvTile = kvTile;
+        this.attentionScratch = ThreadLocal.withInitial(() -> new AttentionScratch(c, kvTile));
     }
 
     @Override
@@ -68,9 +100,14 @@ public final class Transformer implements LanguageModel {
         return pool;
     }
 
+    /** The cache's storage types of every cache this model makes. */
+    public KvTypes kvTypes() {
+        return kvTypes;
+    }
+
     @Override
     public KvCache newCache(int capacity) {
-        return new KvCache(c, capacity);
+        return new KvCache(c, capacity, kvTypes);
     }
 
     // ----------------------------------------------------------------------------------------
@@ -114,6 +151,26 @@ public final class Transformer implements LanguageModel {
         }
         float[] logits = run(tokens, caches, pos, logitRows);
         cache.advance(n);
+        return logits;
+    }
+
+    /**
+     * A prompt as the continuation of {@code cache}, in passes of at most {@code chunk} rows.
+     *
+     * @return the last position's logits [vocab]
+     */
+    public float[] prefill(int[] tokens, KvCache cache, int chunk) {
+        if (chunk < 1) {
+            throw new IllegalArgumentException("prefill chunk " + chunk);
+        }
+        float[] logits = null;
+        for (int at = 0; at < tokens.length; at += chunk) {
+            int[] part = java.util.Arrays.copyOfRange(tokens, at, Math.min(tokens.length, at + chunk));
+            logits = forward(part, cache, part.length - 1);
+        }
+        if (logits == null) {
+            throw new IllegalArgumentException("no tokens");
+        }
         return logits;
     }
 
@@ -196,10 +253,12 @@ public final class Transformer implements LanguageModel {
                 }
                 rope(q, t * c.qDim(), c.numHeads(), t);
                 rope(k, t * c.kvDim(), c.numKvHeads(), t);
+                KvType keyType = caches[t].types().keys();
+                for (int h = 0; h < c.numHeads() && keyType != KvType.F32; h++) {
+                    keyType.roundQuery(q, t * c.qDim() + h * c.headDim(), c.headDim());
+                }
                 // The cache stores post-RoPE keys at the row's absolute position.
-                int off = pos[t] * c.kvDim();
-                System.arraycopy(k, t * c.kvDim(), caches[t].keys[l], off, c.kvDim());
-                System.arraycopy(v, t * c.kvDim(), caches[t].values[l], off, c.kvDim());
+                caches[t].store(l, pos[t], k, t * c.kvDim(), v, t * c.kvDim());
             }
             attention(l, caches, pos, n);
             if (observer != null) {
@@ -293,40 +352,124 @@ public final class Transformer implements LanguageModel {
         pool.forRange(m.rows(), m.rowGrain(prepared), (s, e) -> m.matmul(in, prepared, n, out, m.rows(), 0, s, e));
     }
 
-    /** Causal attention of every row over its own cache, positions 0 .. pos inclusive. */
+    /**
+     * Causal attention of every row over its own cache, positions 0 .. pos inclusive. Work is split
+     * into tasks of (up to {@link #QUERY_TILE} consecutive rows of one cache, one KV head); a task
+     * walks its KV tiles once, decoding an encoded tile once for all its rows and query heads.
+     */
     private void attention(int layer, KvCache[] caches, int[] pos, int n) {
-        int heads = c.numHeads();
-        int hd = c.headDim();
-        int group = c.groupSize();
-        int kvDim = c.kvDim();
-        float scale = (float) (1.0 / Math.sqrt(hd));
-        int maxLen = 0;
+        int kvHeads = c.numKvHeads();
+        // Row tiles: runs of consecutive rows of one cache (a prompt is one run; a batched decode step one row each).
+        int[] tileStart = new int[n + 1];
+        int tiles = 0;
         for (int t = 0; t < n; t++) {
-            maxLen = Math.max(maxLen, pos[t] + 1);
+            if (t == 0 || caches[t] != caches[t - 1] || t - tileStart[tiles - 1] == QUERY_TILE) {
+                tileStart[tiles++] = t;
+            }
         }
-        int scoresLen = maxLen;
-        pool.forRange(n * heads, 1, (s, e) -> {
-            float[] scores = new float[scoresLen];
+        tileStart[tiles] = n;
+        int tileCount = tiles;
+        pool.forRange(tileCount * kvHeads, 1, (s, e) -> {
+            AttentionScratch scratch = attentionScratch.get();
             for (int task = s; task < e; task++) {
-                int t = task / heads;
-                int h = task % heads;
-                int kvh = h / group; // query heads h*g .. h*g+g-1 share KV head h/g
-                float[] keys = caches[t].keys[layer];
-                float[] vals = caches[t].values[layer];
-                int len = pos[t] + 1;
-                int qo = t * c.qDim() + h * hd;
-                float max = Float.NEGATIVE_INFINITY;
-                for (int j = 0; j < len; j++) {
-                    float sc = FloatKernels.dot(q, qo, keys, j * kvDim + kvh * hd, hd) * scale;
-                    scores[j] = sc;
-                    max = Math.max(max, sc);
-                }
-                float sum = expShifted(scores, len, max);
-                float inv = 1.0f / sum;
-                int ao = t * c.qDim() + h * hd;
-                FloatKernels.weightedRows(scores, 0, len, inv, vals, kvh * hd, kvDim, att, ao, hd);
+                int tile = task / kvHeads;
+                attendTile(layer, caches[tileStart[tile]], pos, tileStart[tile], tileStart[tile + 1], task % kvHeads, scratch);
             }
         });
+    }
+
+    /** Rows r0 .. r1-1 (one cache) attend with the query heads of KV head kvh; their outputs go to att. */
+    private void attendTile(int layer, KvCache cache, int[] pos, int r0, int r1, int kvh, AttentionScratch s) {
+        int hd = c.headDim();
+        int group = c.groupSize(); // query heads kvh*group .. kvh*group+group-1 share KV head kvh
+        int qDim = c.qDim();
+        float scale = (float) (1.0 / Math.sqrt(hd));
+        int maxPos = 0;
+        for (int r = r0; r < r1; r++) {
+            maxPos = Math.max(maxPos, pos[r]);
+        }
+        boolean tiled = maxPos + 1 > kvTile; // some row's context spans tiles
+        if (tiled) {
+            java.util.Arrays.fill(s.runMax, 0, (r1 - r0) * group, Float.NEGATIVE_INFINITY);
+            java.util.Arrays.fill(s.runSum, 0, (r1 - r0) * group, 0f);
+            java.util.Arrays.fill(s.acc, 0, (r1 - r0) * group * hd, 0f);
+        }
+        for (int j0 = 0; j0 <= maxPos; j0 += kvTile) {
+            int j1 = Math.min(j0 + kvTile, maxPos + 1);
+            KvCache.Tile kt = cache.keys(layer, kvh, j0, j1, s.keys);
+            KvCache.Tile vt = cache.values(layer, kvh, j0, j1, s.values);
+            for (int r = r0; r < r1; r++) {
+                if (pos[r] < j0) {
+                    continue;
+                }
+                int cnt = Math.min(j1, pos[r] + 1) - j0;
+                for (int hh = 0; hh < group; hh++) {
+                    int qo = r * qDim + (kvh * group + hh) * hd;
+                    float max = Float.NEGATIVE_INFINITY;
+                    for (int j = 0; j < cnt; j++) {
+                        float sc = FloatKernels.dot(q, qo, kt.data(), kt.offset() + j * kt.stride(), hd) * scale;
+                        s.scores[j] = sc;
+                        max = Math.max(max, sc);
+                    }
+                    if (pos[r] < kvTile) {
+                        // the row's whole context in one tile: the plain softmax, normalised in the weighted sum
+                        float sum = expShifted(s.scores, cnt, max);
+                        FloatKernels.weightedRows(s.scores, 0, cnt, 1.0f / sum, vt.data(), vt.offset(), vt.stride(), att, qo, hd);
+                        continue;
+                    }
+                    // online softmax: rescale what earlier tiles summed when the running maximum grows
+                    int idx = (r - r0) * group + hh;
+                    float newMax = Math.max(s.runMax[idx], max);
+                    float correction = s.runMax[idx] == Float.NEGATIVE_INFINITY ? 0f : VectorSupport.exp(s.runMax[idx] - newMax);
+                    float tileSum = expShifted(s.scores, cnt, newMax);
+                    s.runSum[idx] = s.runSum[idx] * correction + tileSum;
+                    s.runMax[idx] = newMax;
+                    FloatKernels.weightedRows(s.scores, 0, cnt, 1f, vt.data(), vt.offset(), vt.stride(), s.tileOut, 0, hd);
+                    int ao = idx * hd;
+                    for (int i = 0; i < hd; i++) {
+                        s.acc[ao + i] = s.acc[ao + i] * correction + s.tileOut[i];
+                    }
+                }
+            }
+        }
+        if (tiled) {
+            for (int r = r0; r < r1; r++) {
+                if (pos[r] < kvTile) {
+                    continue;
+                }
+                for (int hh = 0; hh < group; hh++) {
+                    int idx = (r - r0) * group + hh;
+                    float inv = 1.0f / s.runSum[idx];
+                    int qo = r * qDim + (kvh * group + hh) * hd;
+                    for (int i = 0; i < hd; i++) {
+                        att[qo + i] = s.acc[idx * hd + i] * inv;
+                    }
+                }
+            }
+        }
+    }
+
+    /** One worker's attention buffers: a tile's scores, decoded keys and values, and running sums. */
+    private static final class AttentionScratch {
+        final float[] scores;  // (kvTile)
+        final float[] keys;    // decoded tile (kvTile, headDim)
+        final float[] values;  // decoded tile (kvTile, headDim)
+        final float[] tileOut; // (headDim)
+        final float[] runMax;  // (QUERY_TILE * group)
+        final float[] runSum;  // (QUERY_TILE * group)
+        final float[] acc;     // (QUERY_TILE * group, headDim)
+
+        AttentionScratch(ModelConfig c, int kvTile) {
+            int hd = c.headDim();
+            int rows = QUERY_TILE * c.groupSize();
+            scores = new float[kvTile];
+            keys = new float[kvTile * hd];
+            values = new float[kvTile * hd];
+            tileOut = new float[hd];
+            runMax = new float[rows];
+            runSum = new float[rows];
+            acc = new float[rows * hd];
+        }
     }
 
     // ----------------------------------------------------------------------------------------

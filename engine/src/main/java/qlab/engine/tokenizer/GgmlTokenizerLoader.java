@@ -10,8 +10,8 @@ import qlab.engine.QlabException;
  * Builds the {@link Tokenizer} that llama.cpp's GGUF metadata describes ({@code tokenizer.ggml.*}):
  * the same in-memory byte-level BPE that the tokenizer.json it was converted from gives. Normal
  * tokens form the BPE vocabulary; control and user-defined tokens are added tokens matched
- * literally (control tokens are special, skipped when decoding without specials). The
- * pre-tokenizer name {@code tokenizer.ggml.pre} selects the normalizer, split pattern and merge
+ * literally (control tokens are special, skipped when decoding without specials); unused tokens
+ * (the converter's {@code [PAD<id>]} placeholders) are left out. The pre-tokenizer name {@code tokenizer.ggml.pre} selects the normalizer, split pattern and merge
  * behaviour llama.cpp associates with it.
  */
 final class GgmlTokenizerLoader {
@@ -55,16 +55,26 @@ final class GgmlTokenizerLoader {
             throw new QlabException(file + ": field \"tokenizer.ggml.token_type\" has " + tokenTypes.length
                     + " entries, tokenizer.ggml.tokens has " + tokens.size());
         }
-        Map<String, Integer> vocab = new HashMap<>(tokens.size() * 2);
+        // Unused tokens are the converter's [PAD<id>] placeholders for embedding rows the tokenizer has no
+        // token for: no text, never produced, and the trailing ones not counted, as in the tokenizer.json.
+        int n = tokens.size();
+        while (tokenTypes != null && n > 0 && tokenTypes[n - 1] == UNUSED) {
+            n--;
+        }
+        Map<String, Integer> vocab = new HashMap<>(n * 2);
         List<String> addedContents = new ArrayList<>();
         List<Integer> addedIds = new ArrayList<>();
-        boolean[] special = new boolean[tokens.size()];
-        String[] texts = tokens.toArray(new String[0]);
-        Map<String, Integer> tokenIds = new HashMap<>(tokens.size() * 2);
+        boolean[] special = new boolean[n];
+        String[] texts = tokens.subList(0, n).toArray(new String[0]);
+        Map<String, Integer> tokenIds = new HashMap<>(n * 2);
         for (int id = 0; id < texts.length; id++) {
             int type = tokenTypes == null ? NORMAL : tokenTypes[id];
+            if (type == UNUSED) {
+                texts[id] = null;
+                continue;
+            }
             switch (type) {
-                case NORMAL, BYTE, UNUSED, UNKNOWN -> vocab.put(texts[id], id);
+                case NORMAL, BYTE, UNKNOWN -> vocab.put(texts[id], id);
                 case CONTROL, USER_DEFINED -> {
                     if (texts[id].isEmpty()) {
                         throw new QlabException(file + ": field \"tokenizer.ggml.tokens[" + id + "]\" is an empty added token");

@@ -61,9 +61,10 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
             return Outcomes.PASS;
         }
         EvalSettings e = o.config().eval();
-        // One checkpoint file, two measurements: int8 activations give other numbers than f32.
+        // One checkpoint file, several measurements: int8 activations and KV cache types give other numbers.
         return o.checkpointKey() + "|" + ConfigId.hash(List.of(e.textHash(), e.ctx(), e.tokens()))
-                + (o.config().activations().int8() ? "|int8" : "");
+                + (o.config().activations().int8() ? "|int8" : "")
+                + (o.config().kvCache().isF32() ? "" : "|kv=" + o.config().kvCache().yamlName());
     }
 
     static final class QualityFn extends EvaluatorFn {
@@ -86,7 +87,7 @@ public final class EvaluateQuality extends PTransform<PCollection<ConfigOutcome>
                     fromCache.inc();
                 } else {
                     quality = evaluator.get().measureQuality(first.model(), first.checkpoint(),
-                            first.config().activations().int8(), first.config().eval());
+                            first.config().activations().int8(), first.config().kvCache(), first.config().eval());
                     if (quality == null) {
                         throw new IllegalStateException("the evaluator returned no quality measurement");
                     }

@@ -66,6 +66,7 @@ public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcom
             // before int8, then by threads.
             configs.sort(Comparator.comparing((ConfigOutcome o) -> String.valueOf(o.checkpointKey()))
                     .thenComparing(o -> o.config().activations())
+                    .thenComparing(o -> o.config().kvCache().yamlName())
                     .thenComparingInt(o -> o.config().threads())
                     .thenComparing(o -> o.config().configId()));
             for (ConfigOutcome o : configs) {
@@ -79,7 +80,7 @@ public final class MeasureThroughput extends PTransform<PCollection<ConfigOutcom
             try {
                 Double before = MachineInfo.loadAverage();
                 ThroughputMeasurement t = evaluator.get().measureThroughput(o.model(), o.checkpoint(),
-                        o.config().activations().int8(), o.config().threads(), settings);
+                        o.config().activations().int8(), o.config().kvCache(), o.config().threads(), settings);
                 Double after = MachineInfo.loadAverage();
                 if (t == null) {
                     throw new IllegalStateException("the evaluator returned no throughput measurement");

@@ -29,8 +29,8 @@ record SweepPlan(int configs, int models, int imatrices, int checkpoints, int qu
             String checkpoint = c.model().key() + "|" + c.quant() + "|" + calibration;
             checkpoints.add(checkpoint);
             if (c.measures(Measurement.QUALITY)) {
-                // As EvaluateQuality keys them: one checkpoint is evaluated once per activation path.
-                qualities.add(checkpoint + "|" + c.activations());
+                // As EvaluateQuality keys them: one checkpoint is evaluated once per activation path and KV cache.
+                qualities.add(checkpoint + "|" + c.activations() + "|" + c.kvCache());
             }
             if (c.measuresSpeed()) {
                 throughputs++;

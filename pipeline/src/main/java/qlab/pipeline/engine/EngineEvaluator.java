@@ -22,6 +22,7 @@ import qlab.engine.eval.LogProbBaseline;
 import qlab.engine.eval.ScoringMode;
 import qlab.engine.gguf.GgufFile;
 import qlab.engine.gguf.GgufTokenizer;
+import qlab.engine.model.KvTypes;
 import qlab.engine.model.Model;
 import qlab.engine.model.ModelHash;
 import qlab.engine.model.Transformer;
@@ -32,6 +33,7 @@ import qlab.engine.util.WorkerPool;
 import qlab.pipeline.CalibrationSet;
 import qlab.pipeline.EvalSettings;
 import qlab.pipeline.Evaluator;
+import qlab.pipeline.KvCacheChoice;
 import qlab.pipeline.ModelSpec;
 import qlab.pipeline.PreparedModel;
 import qlab.pipeline.QualityMeasurement;
@@ -39,6 +41,7 @@ import qlab.pipeline.QuantSpec;
 import qlab.pipeline.QuantizedCheckpoint;
 import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.ThroughputSettings;
+import qlab.quant.KvFormats;
 import qlab.quant.checkpoint.GgufCheckpoint;
 import qlab.quant.checkpoint.QuantPlan;
 import qlab.quant.imatrix.ImportanceMatrix;
@@ -174,7 +177,7 @@ public final class EngineEvaluator implements Evaluator {
 
     @Override
     public QualityMeasurement measureQuality(PreparedModel model, QuantizedCheckpoint checkpoint, boolean int8Activations,
-                                             EvalSettings eval) {
+                                             KvCacheChoice kvCache, EvalSettings eval) {
         int[] tokens = tokenizer(model).encode(read(Path.of(eval.textPath())));
         if (eval.tokens() > 0 && tokens.length > eval.tokens()) {
             tokens = Arrays.copyOf(tokens, eval.tokens());
@@ -191,7 +194,7 @@ public final class EngineEvaluator implements Evaluator {
                             LogProbBaseline.Kind.FULL, 0, key, file);
         }
         Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()), int8Activations);
-        KlDivergence.Result r = KlDivergence.compare(new Transformer(q, pool), base, tokens, eval.ctx(), mode);
+        KlDivergence.Result r = KlDivergence.compare(new Transformer(q, pool, kvTypes(kvCache)), base, tokens, eval.ctx(), mode);
         q = null;
         releaseOffHeap();
         return new QualityMeasurement(r.pplModel(), r.pplModelSe(), r.kl().mean(), r.kl().se(), r.kl().percentile(0.99),
@@ -200,7 +203,7 @@ public final class EngineEvaluator implements Evaluator {
 
     @Override
     public ThroughputMeasurement measureThroughput(PreparedModel model, QuantizedCheckpoint checkpoint,
-            boolean int8Activations, int threads, ThroughputSettings settings) {
+            boolean int8Activations, KvCacheChoice kvCache, int threads, ThroughputSettings settings) {
         Model q = qlab.quant.checkpoint.QuantizedCheckpoint.load(Path.of(checkpoint.path()), int8Activations);
         Double prefill = null;
         Double median = null;
@@ -211,7 +214,7 @@ public final class EngineEvaluator implements Evaluator {
         ComputePeak.Result peak;
         long rss;
         try (WorkerPool p = new WorkerPool(threads)) {
-            Transformer tf = new Transformer(q, p);
+            Transformer tf = new Transformer(q, p, kvTypes(kvCache));
             int reps = Math.max(1, settings.repeats());
             if (settings.singleStream()) {
                 SingleStreamBench.Result r = SingleStreamBench.run(tf, settings.prefillTokens(), settings.decodeTokens(), reps, 42);
@@ -238,6 +241,10 @@ public final class EngineEvaluator implements Evaluator {
                 q.weights().decodeBytes(), bandwidth.medianGbs(), peak.medianGmacs());
         releaseOffHeap();
         return m;
+    }
+
+    private static KvTypes kvTypes(KvCacheChoice c) {
+        return KvFormats.of(c.keys(), c.values());
     }
 
     /**

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import qlab.pipeline.CalibrationSet;
 import qlab.pipeline.EvalSettings;
+import qlab.pipeline.KvCacheChoice;
 import qlab.pipeline.ModelSpec;
 import qlab.pipeline.QuantSpec;
 import qlab.pipeline.ThroughputSettings;
@@ -23,7 +24,8 @@ import qlab.pipeline.ThroughputSettings;
  * its id when files move and changes it when anything that affects its numbers changes.
  *
  * <p>The activation path enters only when it is int8: configs with f32 activations, the only kind
- * before the axis existed, keep the ids they had, so their rows and cached measurements still count.
+ * before the axis existed, keep the ids they had, so their rows and cached measurements still count;
+ * likewise the KV cache types enter only when they are not f32.
  */
 public final class ConfigId {
 
@@ -37,7 +39,7 @@ public final class ConfigId {
     }
 
     static String of(ModelSpec model, QuantSpec quant, CalibrationSet calibration, Activations activations,
-                     int threads, EvalSettings eval, ThroughputSettings throughput, List<Measurement> measurements) {
+                     KvCacheChoice kvCache, int threads, EvalSettings eval, ThroughputSettings throughput, List<Measurement> measurements) {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("v", CANONICAL_VERSION);
         c.put("model", model.key());
@@ -48,6 +50,9 @@ public final class ConfigId {
                 : Map.of("name", calibration.name(), "content", calibration.contentHash()));
         if (activations.int8()) {
             c.put("activations", activations.yamlName());
+        }
+        if (!kvCache.isF32()) {
+            c.put("kv_cache", Map.of("k", kvCache.keys(), "v", kvCache.values()));
         }
         c.put("threads", threads);
         c.put("measurements", measurements.stream().map(Measurement::yamlName).toList());

@@ -5,10 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import qlab.pipeline.CalibrationSet;
+import qlab.pipeline.KvCacheChoice;
 import qlab.pipeline.QuantSpec;
 
 /**
- * The cross product formats × group sizes × importance matrices × activations × threads,
+ * The cross product formats × group sizes × importance matrices × activations × KV cache types × threads,
  * canonicalised and deduplicated by config id.
  *
  * <p>Canonicalisation: a group size means nothing to a mix of per-row formats (f32, f16, bf16, int8),
@@ -30,10 +31,12 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
             for (int group : m.groupSizes()) {
                 for (String imatrix : m.imatrices()) {
                     for (Activations activations : m.activations()) {
-                        for (int threads : m.threads()) {
-                            SweepConfig c = config(m, format, group, imatrix, activations, threads);
-                            if (byId.putIfAbsent(c.configId(), c) != null) {
-                                duplicates++;
+                        for (KvCacheChoice kvCache : m.kvCaches()) {
+                            for (int threads : m.threads()) {
+                                SweepConfig c = config(m, format, group, imatrix, activations, kvCache, threads);
+                                if (byId.putIfAbsent(c.configId(), c) != null) {
+                                    duplicates++;
+                                }
                             }
                         }
                     }
@@ -69,7 +72,7 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
     }
 
     private static SweepConfig config(SweepMatrix m, FormatChoice format, int group, String imatrix,
-                                      Activations activations, int threads) {
+                                      Activations activations, KvCacheChoice kvCache, int threads) {
         List<String> mix = new ArrayList<>();
         mix.add(format.base());
         mix.addAll(format.overrides().values());
@@ -97,8 +100,9 @@ public record MatrixExpansion(List<SweepConfig> configs, int duplicates) {
         Activations act = anyQuantized ? activations : Activations.F32;
         QuantSpec quant = new QuantSpec(format.base(), groupSize, format.overrides());
         List<Measurement> measurements = m.measurements().stream().sorted().toList();
-        String id = ConfigId.of(m.model(), quant, calibration, act, threads, m.eval(), m.throughput(), measurements);
-        return new SweepConfig(id, m.model(), quant, calibration, act, threads, m.eval(), m.throughput(),
+        String id = ConfigId.of(m.model(), quant, calibration, act, kvCache, threads, m.eval(), m.throughput(),
+                measurements);
+        return new SweepConfig(id, m.model(), quant, calibration, act, kvCache, threads, m.eval(), m.throughput(),
                 measurements, skip);
     }
 

@@ -18,8 +18,10 @@ import qlab.engine.QlabException;
 import qlab.engine.synthetic.SyntheticPreset;
 import qlab.pipeline.CalibrationSet;
 import qlab.pipeline.EvalSettings;
+import qlab.pipeline.KvCacheChoice;
 import qlab.pipeline.ModelSpec;
 import qlab.pipeline.ThroughputSettings;
+import qlab.quant.KvFormats;
 
 /**
  * Reads a sweep file ({@code configs/*.yaml}, schema {@code qlab_sweep: 1}; docs/sweep.md documents it).
@@ -34,7 +36,7 @@ public final class SweepFileParser {
             .map(SyntheticPreset::id).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> TOP_KEYS = Set.of("qlab_sweep", "name", "model", "formats", "group_sizes",
-            "threads", "imatrix", "activations", "calibration", "evaluation", "measurements", "throughput", "mode",
+            "threads", "imatrix", "activations", "kv_cache", "calibration", "evaluation", "measurements", "throughput", "mode",
             "sensitivity");
 
     private final Path file;
@@ -109,6 +111,8 @@ public final class SweepFileParser {
         }
         List<Activations> activations = top.entries().containsKey("activations")
                 ? activations(top.entries().get("activations")) : List.of(Activations.F32);
+        List<KvCacheChoice> kvCaches = top.entries().containsKey("kv_cache")
+                ? kvCaches(top.entries().get("kv_cache")) : List.of(KvCacheChoice.F32);
 
         YamlNode.Mapping evaluation = mapping(required(top, "evaluation", ""), "evaluation");
         checkKeys(evaluation, "evaluation", Set.of("text", "ctx", "tokens"));
@@ -141,9 +145,9 @@ public final class SweepFileParser {
         }
 
         Sensitivity sensitivity = sensitivity(top, formatNodes, formats, groupSizes, threads, imatrices, activations,
-                measurements);
+                kvCaches, measurements);
         return new SweepMatrix(name, file.toString(), model, formats, groupSizes, threads, imatrices, activations,
-                calibration, eval, throughput, measurements, sensitivity);
+                kvCaches, calibration, eval, throughput, measurements, sensitivity);
     }
 
     /**
@@ -153,7 +157,8 @@ public final class SweepFileParser {
      */
     private Sensitivity sensitivity(YamlNode.Mapping top, List<YamlNode> formatNodes, List<FormatChoice> formats,
                                     List<Integer> groupSizes, List<Integer> threads, List<String> imatrices,
-                                    List<Activations> activations, Set<Measurement> measurements) {
+                                    List<Activations> activations, List<KvCacheChoice> kvCaches,
+                                    Set<Measurement> measurements) {
         String mode = top.entries().containsKey("mode") ? string(top.entries().get("mode"), "mode") : "sweep";
         if (mode.equals("sweep")) {
             if (top.entries().containsKey("sensitivity")) {
@@ -177,6 +182,7 @@ public final class SweepFileParser {
         oneValue(top, "threads", threads);
         oneValue(top, "imatrix", imatrices);
         oneValue(top, "activations", activations);
+        oneValue(top, "kv_cache", kvCaches);
         String reference = "f32";
         Sensitivity.Grouping grouping = Sensitivity.Grouping.TENSOR;
         if (top.entries().containsKey("sensitivity")) {
@@ -262,6 +268,33 @@ public final class SweepFileParser {
             result.add(a);
         }
         return List.copyOf(result);
+    }
+
+    /** The {@code kv_cache} axis: a type for keys and values alike, or {@code {k: TYPE, v: TYPE}}; each kept once. */
+    private List<KvCacheChoice> kvCaches(YamlNode node) {
+        List<YamlNode> items = nonEmptyList(node, "kv_cache");
+        Set<KvCacheChoice> result = new LinkedHashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            String key = "kv_cache[" + i + "]";
+            YamlNode item = items.get(i);
+            if (item instanceof YamlNode.Mapping m) {
+                checkKeys(m, key, Set.of("k", "v"));
+                result.add(new KvCacheChoice(kvType(m.entries().get("k"), key + ".k", string(required(m, "k", key), key + ".k")),
+                        kvType(m.entries().get("v"), key + ".v", string(required(m, "v", key), key + ".v"))));
+            } else {
+                String t = kvType(item, key, string(item, key));
+                result.add(new KvCacheChoice(t, t));
+            }
+        }
+        return List.copyOf(result);
+    }
+
+    private String kvType(YamlNode node, String key, String name) {
+        String n = name.toLowerCase(java.util.Locale.ROOT);
+        if (!KvFormats.NAMES.contains(n)) {
+            throw error(node, key, "unknown KV cache type \"" + name + "\" (known: " + String.join(", ", KvFormats.NAMES) + ")");
+        }
+        return n;
     }
 
     /** {@code q4_8}, {@code q4_8+attn=q8_0+lm_head=q8_0} or {@code {base: q4_8, overrides: {attn: q8_0}}}. */

@@ -294,13 +294,19 @@ public final class MarkdownReport {
 
     // ---- formatting ----
 
-    /** The config without threads and activations, which have their own columns: {@code q4_8/128+attn=q8_0 imx=calib}. */
+    /**
+     * The config without threads and activations, which have their own columns, and with its KV
+     * cache when that is not f32: {@code q4_8/128+attn=q8_0 kv=q8_0 imx=calib}.
+     */
     static String config(ResultRow r) {
         StringBuilder sb = new StringBuilder(r.format());
         if (r.groupSize() != null) {
             sb.append('/').append(r.groupSize());
         }
         r.tensorOverrides().forEach((k, v) -> sb.append('+').append(k).append('=').append(v));
+        if (!"f32".equals(r.kvCache())) {
+            sb.append(" kv=").append(r.kvCache());
+        }
         if (r.imatrix() != null) {
             sb.append(" imx=").append(r.imatrix());
         }

@@ -10,10 +10,11 @@ import qlab.pipeline.matrix.Activations;
 
 /**
  * A result row as read back from any result file, whatever schema version wrote it: a column the
- * file does not have reads as null, except {@code activations}, which reads as f32 (the only path
- * before the column existed). Used by resume, Pareto analysis and the report.
+ * file does not have reads as null, except {@code activations} and {@code kvCache}, which read as f32
+ * (the only choice before each column existed). Used by resume, Pareto analysis and the report.
  *
  * @param activations      {@code f32} or {@code int8}
+ * @param kvCache          the KV cache types: {@code f32}, {@code q8_0}, ... or {@code k=TYPE,v=TYPE}
  * @param machine          where the row was measured (code version, CPU, cores, JDK, vector width)
  * @param decodeBytes      bytes of weights one decode step reads
  * @param readBandwidthGbs read bandwidth measured beside the row's timed runs, same threads
@@ -23,7 +24,7 @@ import qlab.pipeline.matrix.Activations;
  */
 public record ResultRow(String runId, long timestamp, String configId, String modelId, String modelHash,
                         String format, Integer groupSize, Map<String, String> tensorOverrides, String imatrix,
-                        String activations, int threads, Double bitsPerWeight, Long fileBytes, Double ppl,
+                        String activations, String kvCache, int threads, Double bitsPerWeight, Long fileBytes, Double ppl,
                         Double pplSe, Double klMean, Double klSe, Double klP99, Double top1Agree, Double prefillTps,
                         Double decodeTpsMedian, Double decodeTpsMin, Double decodeTpsMax,
                         Map<Integer, Double> batchTps, Long peakRssBytes, String status, String statusReason,
@@ -42,22 +43,29 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
         return "ok".equals(status);
     }
 
-    /** A short label: {@code q4_8/128+attn=q8_0 imx=wiki t2}, with {@code  int8} after it for int8 activations. */
+    /**
+     * A short label: {@code q4_8/128+attn=q8_0 imx=wiki t2}, with {@code  int8} after it for int8
+     * activations and {@code  kv=q8_0} for a KV cache other than f32.
+     */
     public String label() {
-        return mix() + " t" + threads + (INT8.equals(activations) ? " int8" : "");
+        return mix() + " t" + threads + runLabel();
     }
 
     /** The label without the thread count, which changes only speed: {@code q4_8/128+attn=q8_0 imx=wiki int8}. */
     public String quantizationLabel() {
-        return mix() + (INT8.equals(activations) ? " int8" : "");
+        return mix() + runLabel();
+    }
+
+    private String runLabel() {
+        return (INT8.equals(activations) ? " int8" : "") + (F32.equals(kvCache) ? "" : " kv=" + kvCache);
     }
 
     /**
-     * What determines the row's quality measurements: the model, the mix, the importance matrix and
-     * the activation path; rows equal in it differ only in speed.
+     * What determines the row's quality measurements: the model, the mix, the importance matrix,
+     * the activation path and the KV cache; rows equal in it differ only in speed.
      */
     public String quantizationKey() {
-        return modelHash + "|" + mix() + "|" + activations;
+        return modelHash + "|" + mix() + "|" + activations + (F32.equals(kvCache) ? "" : "|kv=" + kvCache);
     }
 
     private String mix() {
@@ -89,10 +97,11 @@ public record ResultRow(String runId, long timestamp, String configId, String mo
         Number threads = (Number) get(r, "threads");
         Number timestamp = (Number) get(r, "timestamp");
         String activations = text(r, "activations");
+        String kvCache = text(r, "kv_cache");
         return new ResultRow(text(r, "run_id"), timestamp == null ? 0L : timestamp.longValue(),
                 text(r, "config_id"), text(r, "model_id"), text(r, "model_hash"), text(r, "format"),
                 integer(r, "group_size"), Collections.unmodifiableMap(overrides), text(r, "imatrix"),
-                activations == null ? F32 : activations, threads == null ? 0 : threads.intValue(),
+                activations == null ? F32 : activations, kvCache == null ? F32 : kvCache, threads == null ? 0 : threads.intValue(),
                 real(r, "bits_per_weight"), longValue(r, "file_bytes"),
                 real(r, "ppl"), real(r, "ppl_se"), real(r, "kl_mean"), real(r, "kl_se"), real(r, "kl_p99"),
                 real(r, "top1_agree"), real(r, "prefill_tps"), real(r, "decode_tps_median"),

@@ -16,15 +16,16 @@ import qlab.pipeline.ThroughputMeasurement;
 import qlab.pipeline.matrix.SweepConfig;
 
 /**
- * The versioned result schema ({@code qlab/pipeline/result-v3.avsc}) and the one place that turns an
+ * The versioned result schema ({@code qlab/pipeline/result-v4.avsc}) and the one place that turns an
  * outcome into a row of it. Parquet files, the journal and every view derive from this schema.
  * Version 2 added {@code activations} to version 1, version 3 the machine limits measured beside each
- * timed config ({@code decode_bytes}, {@code read_bandwidth_gbs}, {@code fma_peak_gmacs}); files of any
+ * timed config ({@code decode_bytes}, {@code read_bandwidth_gbs}, {@code fma_peak_gmacs}), version 4
+ * {@code kv_cache}; files of any
  * version are read by column name.
  */
 public final class ResultSchema {
 
-    public static final String RESOURCE = "/qlab/pipeline/result-v3.avsc";
+    public static final String RESOURCE = "/qlab/pipeline/result-v4.avsc";
     public static final Schema CURRENT = load();
     public static final int VERSION = ((Number) CURRENT.getObjectProp("qlab.schema.version")).intValue();
 
@@ -87,6 +88,7 @@ public final class ResultSchema {
         r.put("tensor_overrides", new TreeMap<>(c.quant().overrides()));
         r.put("imatrix", c.imatrixName());
         r.put("activations", c.activations().yamlName());
+        r.put("kv_cache", c.kvCache().yamlName());
         if (o.checkpoint() != null) {
             r.put("bits_per_weight", o.checkpoint().bitsPerWeight());
             r.put("file_bytes", o.checkpoint().fileBytes());

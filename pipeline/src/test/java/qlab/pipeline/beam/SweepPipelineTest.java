@@ -306,6 +306,49 @@ class SweepPipelineTest {
     }
 
     @Test
+    void kvCacheTypesShareTheCheckpointButNotTheMeasurements() throws Exception {
+        String withoutAxis = SweepFiles.MATRIX
+                .replace("  - f32\n  - q8_0\n  - q4_0\n  - q4_8\n  - q4_8+attn=q8_0\n", "  - f32\n  - q4_0\n")
+                .replace("[32, 128]", "[32]").replace("imatrix: [none, cal]", "imatrix: [none]")
+                .replace("threads: [1, 2]", "threads: [2]");
+        Path out = dir.resolve("out");
+        SweepSummary first = SweepPipeline.run(options(SweepFiles.write(dir, "f32.yaml", withoutAxis), out),
+                new FakeEvaluator.Factory("kv-f32"));
+        assertEquals(2, first.ok());
+
+        Path sweep = SweepFiles.write(dir, "kv.yaml",
+                withoutAxis.replace("imatrix: [none]\n", "imatrix: [none]\nkv_cache: [f32, q8_0, {k: q8_0, v: q4_0}]\n"));
+        List<SweepConfig> configs = MatrixExpansion.expand(SweepFileParser.parse(sweep)).configs();
+        assertEquals(6, configs.size(), "f32 weights too: the cache type is independent of the weights' format");
+        SweepPlan plan = SweepPlan.of(configs, 0);
+        assertEquals(2, plan.checkpoints(), "the cache types need no checkpoint of their own");
+        assertEquals(6, plan.qualities());
+
+        // The f32-cache configs kept their ids: only the 4 others run, from the cached checkpoints.
+        SweepSummary second = SweepPipeline.run(options(sweep, out), new FakeEvaluator.Factory("kv-all"));
+        assertEquals(4, second.ok());
+        assertEquals(0, second.failed());
+        assertEquals(0, FakeEvaluator.calls("kv-all", "quantize"));
+        assertEquals(4, FakeEvaluator.calls("kv-all", "quality"));
+
+        Map<String, SweepConfig> byId = new HashMap<>();
+        configs.forEach(c -> byId.put(c.configId(), c));
+        List<Map<String, Object>> rows = duck(out.resolve("runs") + "/*/results.parquet");
+        assertEquals(6, rows.size());
+        for (Map<String, Object> r : rows) {
+            SweepConfig c = byId.get((String) r.get("config_id"));
+            assertNotNull(c, "row for an unknown config " + r.get("config_id"));
+            assertEquals(c.kvCache().yamlName(), r.get("kv_cache"), c.label());
+            assertEquals(FakeEvaluator.klMean(c.quant(), false, false) + FakeEvaluator.kvCacheKl(c.kvCache()),
+                    (Double) r.get("kl_mean"), 1e-15, c.label());
+        }
+        List<ResultRow> read = ResultFiles.readRows(List.of(out));
+        assertEquals(Set.of("f32 t2", "q4_0/32 t2", "f32 t2 kv=q8_0", "q4_0/32 t2 kv=q8_0", "f32 t2 kv=k=q8_0,v=q4_0",
+                "q4_0/32 t2 kv=k=q8_0,v=q4_0"), Set.copyOf(read.stream().map(ResultRow::label).toList()));
+        assertTrue(Files.readString(out.resolve("report.html")).contains("q4_0/32 t2 kv=q8_0"));
+    }
+
+    @Test
     void measurementsNotAskedForAreNull() throws Exception {
         String yaml = SweepFiles.MATRIX.substring(0, SweepFiles.MATRIX.indexOf("measurements:"))
                 .replace("  - f32\n  - q8_0\n  - q4_0\n  - q4_8\n  - q4_8+attn=q8_0\n", "  - q8_0\n  - q4_0\n")

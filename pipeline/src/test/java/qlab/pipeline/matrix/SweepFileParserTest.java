@@ -11,6 +11,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import qlab.engine.QlabException;
+import qlab.pipeline.KvCacheChoice;
 import qlab.pipeline.ModelSpec;
 import qlab.pipeline.SweepFiles;
 
@@ -100,7 +101,8 @@ class SweepFileParserTest {
     @Test
     void misspelledKey() throws IOException {
         assertEquals("bad.yaml:13: key \"thread\": unknown key (expected one of: activations, calibration, evaluation, "
-                        + "formats, group_sizes, imatrix, measurements, mode, model, name, qlab_sweep, sensitivity, threads, throughput)",
+                        + "formats, group_sizes, imatrix, kv_cache, measurements, mode, model, name, qlab_sweep, sensitivity, threads, "
+                        + "throughput)",
                 error(SweepFiles.MATRIX.replace("threads: [1, 2]", "thread: [1, 2]")));
     }
 
@@ -139,6 +141,34 @@ class SweepFileParserTest {
     void unknownActivations() throws IOException {
         assertEquals("bad.yaml:15: key \"activations[1]\": unknown activation type \"fp16\" (known: f32, int8)",
                 error(withActivations("[f32, fp16]")));
+    }
+
+    /** MATRIX with a {@code kv_cache} line after the imatrix line, i.e. on line 15. */
+    private static String withKvCache(String value) {
+        return SweepFiles.MATRIX.replace("imatrix: [none, cal]\n", "imatrix: [none, cal]\nkv_cache: " + value + "\n");
+    }
+
+    @Test
+    void kvCacheIsAnOptionalAxisOfTypesOrPairs() throws IOException {
+        assertEquals(List.of(KvCacheChoice.F32), SweepFileParser.parse(SweepFiles.write(dir, "s.yaml", SweepFiles.MATRIX))
+                .kvCaches(), "no kv_cache key: f32 only");
+        SweepMatrix m = SweepFileParser.parse(SweepFiles.write(dir, "s.yaml",
+                withKvCache("[f32, Q8_0, {k: q8_0, v: q4_0}, q8_0]")));
+        assertEquals(List.of(KvCacheChoice.F32, new KvCacheChoice("q8_0", "q8_0"), new KvCacheChoice("q8_0", "q4_0")),
+                m.kvCaches(), "names lower-cased, each kept once, in file order");
+        assertEquals("k=q8_0,v=q4_0", m.kvCaches().get(2).yamlName());
+        assertEquals(m.kvCaches().get(2), KvCacheChoice.parse("k=q8_0,v=q4_0"));
+        assertEquals(m.kvCaches().get(1), KvCacheChoice.parse("q8_0"));
+    }
+
+    @Test
+    void unknownKvCacheTypes() throws IOException {
+        assertEquals("bad.yaml:15: key \"kv_cache[1]\": unknown KV cache type \"q4_k\" (known: f32, f16, bf16, q8_0, "
+                + "q4_0, q4_1, q5_0, q5_1, iq4_nl)", error(withKvCache("[f32, q4_k]")));
+        assertEquals("bad.yaml:15: key \"kv_cache[0].v\": unknown KV cache type \"int4\" (known: f32, f16, bf16, q8_0, "
+                + "q4_0, q4_1, q5_0, q5_1, iq4_nl)", error(withKvCache("[{k: q8_0, v: int4}]")));
+        assertEquals("bad.yaml:15: key \"kv_cache[0].v\": is missing", error(withKvCache("[{k: q8_0}]")));
+        assertEquals("bad.yaml:15: key \"kv_cache\": expected a list", error(withKvCache("q8_0")));
     }
 
     @Test

@@ -102,7 +102,7 @@ class ParetoFrontierTest {
 
     private static ResultRow withThreads(ResultRow r, int threads) {
         return new ResultRow(r.runId(), r.timestamp(), r.configId(), r.modelId(), r.modelHash(), r.format(), r.groupSize(),
-                r.tensorOverrides(), r.imatrix(), r.activations(), threads, r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
+                r.tensorOverrides(), r.imatrix(), r.activations(), r.kvCache(), threads, r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
                 r.klMean(), r.klSe(), r.klP99(), r.top1Agree(), r.prefillTps(), r.decodeTpsMedian(),
                 r.decodeTpsMin(), r.decodeTpsMax(), r.batchTps(), r.peakRssBytes(), r.status(), r.statusReason(),
                 r.machine(), r.decodeBytes(), r.readBandwidthGbs(), r.fmaPeakGmacs(), r.loadAvgBefore(), r.loadAvgAfter());
@@ -110,21 +110,21 @@ class ParetoFrontierTest {
 
     private static ResultRow withFormat(ResultRow r, String format) {
         return new ResultRow(r.runId(), r.timestamp(), r.configId(), r.modelId(), r.modelHash(), format, r.groupSize(),
-                r.tensorOverrides(), r.imatrix(), r.activations(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
+                r.tensorOverrides(), r.imatrix(), r.activations(), r.kvCache(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
                 r.klMean(), r.klSe(), r.klP99(), r.top1Agree(), r.prefillTps(), r.decodeTpsMedian(),
                 r.decodeTpsMin(), r.decodeTpsMax(), r.batchTps(), r.peakRssBytes(), r.status(), r.statusReason(),
                 r.machine(), r.decodeBytes(), r.readBandwidthGbs(), r.fmaPeakGmacs(), r.loadAvgBefore(), r.loadAvgAfter());
     }
 
     static ResultRow row(String id, Double bpw, Double kl, Double ppl, Double tps, String status) {
-        return new ResultRow("run", 0L, id, "tiny", "hash", "q4_0", 32, Map.of(), null, "f32", 1, bpw,
+        return new ResultRow("run", 0L, id, "tiny", "hash", "q4_0", 32, Map.of(), null, "f32", "f32", 1, bpw,
                 bpw == null ? null : 100L, ppl, null, kl, null, null, null, null, tps, null, null, null, null,
                 status, null, ResultRow.Machine.UNKNOWN, null, null, null, null, null);
     }
 
     private static ResultRow withTime(ResultRow r, long time, String runId) {
         return new ResultRow(runId, time, r.configId(), r.modelId(), r.modelHash(), r.format(), r.groupSize(),
-                r.tensorOverrides(), r.imatrix(), r.activations(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
+                r.tensorOverrides(), r.imatrix(), r.activations(), r.kvCache(), r.threads(), r.bitsPerWeight(), r.fileBytes(), r.ppl(), r.pplSe(),
                 r.klMean(), r.klSe(), r.klP99(), r.top1Agree(), r.prefillTps(), r.decodeTpsMedian(),
                 r.decodeTpsMin(), r.decodeTpsMax(), r.batchTps(), r.peakRssBytes(), r.status(), r.statusReason(),
                 r.machine(), r.decodeBytes(), r.readBandwidthGbs(), r.fmaPeakGmacs(), r.loadAvgBefore(), r.loadAvgAfter());

@@ -165,10 +165,10 @@ class MarkdownReportTest {
     /** With an importance matrix llama.cpp's rules give Q4_0 other tensor types: its size is printed beside its KL. */
     @Test
     void sideBySideShowsTheBitsOfAMatrixThatChangesThem() {
-        ResultRow plain = new ResultRow("r", 1L, "a", "tiny", "h", "Q4_0", null, java.util.Map.of(), null, "int8", 2, 5.60,
+        ResultRow plain = new ResultRow("r", 1L, "a", "tiny", "h", "Q4_0", null, java.util.Map.of(), null, "int8", "f32", 2, 5.60,
                 100L, 120.0, 1.2, 0.2, 0.002, null, null, 300.0, 70.0, 60.0, 75.0, null, null, "ok", null,
                 ResultRow.Machine.UNKNOWN, 500_000_000L, null, null, null, null);
-        ResultRow matrix = new ResultRow("r", 1L, "b", "tiny", "h", "Q4_0", null, java.util.Map.of(), "calib", "int8", 2, 5.62,
+        ResultRow matrix = new ResultRow("r", 1L, "b", "tiny", "h", "Q4_0", null, java.util.Map.of(), "calib", "int8", "f32", 2, 5.62,
                 100L, 110.0, 1.1, 0.1, 0.001, null, null, null, null, null, null, null, null, "ok", null,
                 ResultRow.Machine.UNKNOWN, null, null, null, null, null);
         String md = MarkdownReport.render(List.of(plain, matrix), "cmd");
@@ -178,7 +178,7 @@ class MarkdownReportTest {
 
     @Test
     void noShareWithoutABandwidthMeasuredBesideTheRow() {
-        ResultRow old = new ResultRow("r", 1L, "a", "tiny", "h", "q8_0", 32, java.util.Map.of(), null, "f32", 2, 8.5,
+        ResultRow old = new ResultRow("r", 1L, "a", "tiny", "h", "q8_0", 32, java.util.Map.of(), null, "f32", "f32", 2, 8.5,
                 100L, null, null, null, null, null, null, 100.0, 20.0, 19.0, 21.0, null, null, "ok", null,
                 ResultRow.Machine.UNKNOWN, 500_000_000L, null, null, null, null);
         String md = MarkdownReport.render(List.of(old), "cmd");

@@ -23,7 +23,7 @@ class SweepReportTest {
                                  String reason) {
         Map<Integer, Double> batch = new TreeMap<>(Map.of(1, tps, 4, tps * 3));
         boolean ok = status.equals("ok");
-        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, Map.of("attn", "q8_0"), null, "f32", 2,
+        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, Map.of("attn", "q8_0"), null, "f32", "f32", 2,
                 ok ? bpw : null, 1000L, ok ? 12 * (1 + kl) : null, null, ok ? kl : null, null, null, null, null,
                 ok ? tps : null, null, null, ok ? batch : null, null, status, reason,
                 ResultRow.Machine.UNKNOWN, null, null, null, null, null);
@@ -70,7 +70,7 @@ class SweepReportTest {
     }
 
     static ResultRow quality(String id, String format, Map<String, String> overrides, double bpw, double kl) {
-        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, overrides, null, "f32", 1, bpw, 1000L,
+        return new ResultRow("run1", 1L, id, "tiny", "h", format, 32, overrides, null, "f32", "f32", 1, bpw, 1000L,
                 12 * (1 + kl), null, kl, 0.0001, null, null, null, 40.0, null, null, null, null, "ok", null,
                 ResultRow.Machine.UNKNOWN, null, null, null, null, null);
     }

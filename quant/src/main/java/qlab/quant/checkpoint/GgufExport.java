@@ -11,6 +11,7 @@ import qlab.engine.QlabException;
 import qlab.engine.gguf.GgufArchitecture;
 import qlab.engine.gguf.GgufModelConfig;
 import qlab.engine.gguf.GgufTensorType;
+import qlab.engine.gguf.GgufTokenizer;
 import qlab.engine.gguf.GgufValue;
 import qlab.engine.gguf.GgufWriter;
 import qlab.engine.model.Model;
@@ -92,7 +93,8 @@ public final class GgufExport {
      * Exports an f32 model. Every tensor's format is checked before anything is quantized, so a
      * refusal costs nothing.
      *
-     * @param tokenizer the {@code tokenizer.*} metadata to carry (see qlab.engine.gguf.GgufTokenizer)
+     * @param tokenizer the {@code tokenizer.*} (and {@code general.sampling.*}) metadata to carry (see
+     *     qlab.engine.gguf.GgufTokenizer); its token list is padded to the embedding's rows
      */
     public static void write(Model source, String name, QuantPlan plan, ImportanceMatrix importance,
             Map<String, GgufValue> tokenizer, WorkerPool pool, Path out) {
@@ -125,8 +127,10 @@ public final class GgufExport {
                 : fileType(formats.get(qlab.engine.model.ModelManifest.layer(0, "mlp.up_proj.weight")).ggml().orElseThrow().type());
         fileType.ifPresent(t -> w.put("general.file_type", GgufValue.u32(t)));
         w.put("general.quantization_version", GgufValue.u32(2));
+        w.put("general.size_label", GgufValue.string(sizeLabel(parameterCount(source))));
         GgufModelConfig.metadata(arch, c).forEach(w::put);
-        tokenizer.forEach(w::put);
+        // llama.cpp takes the vocabulary's size from the token list and checks token_embd against it
+        GgufTokenizer.padTo(tokenizer, c.vocabSize(), source.source()).forEach(w::put);
 
         if (c.ropeScaling().type() == RopeScaling.Type.LLAMA3) {
             float[] divisors = GgufModelConfig.ropeDivisors(c.ropeScaling(), c.ropeTheta(), c.headDim());
@@ -158,6 +162,47 @@ public final class GgufExport {
                     () -> GgufWriter.f32(v));
         }
         w.write(out);
+    }
+
+    /** Every value the file holds (weights, norms, biases; llama3's RoPE divisors), as the converter counts parameters. */
+    private static long parameterCount(Model m) {
+        long n = 0;
+        for (Matrix x : m.weights().matrices().values()) {
+            n += (long) x.rows() * x.cols();
+        }
+        for (float[] v : m.weights().vectors().values()) {
+            n += v.length;
+        }
+        if (m.config().ropeScaling().type() == RopeScaling.Type.LLAMA3) {
+            n += m.config().headDim() / 2;
+        }
+        return n;
+    }
+
+    /**
+     * {@code general.size_label} as the converter derives it from the parameter count when the
+     * model's name gives none (gguf-py's {@code model_weight_count_rounded_notation}, two digits):
+     * 494032768 is "494M", 1235814400 "1.2B".
+     */
+    static String sizeLabel(long params) {
+        double scaled;
+        String suffix;
+        if (params > 1e12) {
+            scaled = params * 1e-12;
+            suffix = "T";
+        } else if (params > 1e9) {
+            scaled = params * 1e-9;
+            suffix = "B";
+        } else if (params > 1e6) {
+            scaled = params * 1e-6;
+            suffix = "M";
+        } else {
+            scaled = params * 1e-3;
+            suffix = "K";
+        }
+        String whole = Long.toString((long) Math.rint(scaled)).replaceFirst("^0+", "");
+        int decimals = Math.max(2 - whole.length(), 0);
+        return String.format(java.util.Locale.ROOT, "%." + decimals + "f", scaled) + suffix;
     }
 
     /**
