@@ -75,12 +75,12 @@ final class ServeBenchCommand implements Callable<Integer> {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("url", url.toString());
         try {
-            result.put("prompt_tokens", gen.tokenCount("Request 0-0. " + prompt));
+            result.put("prompt_tokens", gen.tokenCount("Level 1 request 0-0. " + prompt));
         } catch (IOException e) {
             throw new QlabException(url + ": no server answers (" + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()) + ")");
         }
         result.put("max_tokens", maxTokens);
-        gen.level(1, 1, prompt, 4); // warm-up: the server's first request pays for code paths compiled once
+        gen.level(1, 1, "Warm-up. " + prompt, 4); // warm-up: the server's first request pays for code paths compiled once
         List<LoadGenerator.Level> levels = new ArrayList<>();
         for (int c : clients) {
             LoadGenerator.Level l = gen.level(c, requests, prompt, maxTokens);

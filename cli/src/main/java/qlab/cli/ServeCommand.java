@@ -103,7 +103,7 @@ final class ServeCommand implements Callable<Integer> {
             err.printf("qlab serve: --ctx %d is beyond the model's max_position_embeddings %d%n", ctx,
                     m.config().maxPositionEmbeddings());
         }
-        Transformer tf = new Transformer(m, engine.pool());
+        Transformer tf = new Transformer(m, engine.pool(), engine.kvTypes());
         String id = alias != null ? alias : model.toAbsolutePath().normalize().getFileName().toString();
         server.ready(new ServedModel(id, tf, tokenizer, template, stops));
         err.printf("qlab serve: ready (model %s, %d slots, ctx %d, %d threads, activations %s)%n", id, parallel, ctx,

@@ -90,7 +90,7 @@ public final class LoadGenerator {
                 futures.add(pool.submit(() -> {
                     List<Trace> traces = new ArrayList<>();
                     for (int q = 0; q < requests; q++) {
-                        traces.add(stream("Request " + id + "-" + q + ". " + text, maxTokens));
+                        traces.add(stream("Level " + clients + " request " + id + "-" + q + ". " + text, maxTokens));
                     }
                     return traces;
                 }));

@@ -40,6 +40,7 @@ public final class OpenAiServer implements AutoCloseable {
     private static final Set<String> ROUTES = Set.of("/health", "/metrics", "/v1/models", "/tokenize", "/detokenize",
             "/v1/chat/completions", "/v1/completions");
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    private static final long IDLE_TIMEOUT_MS = 30 * 60 * 1000L;
 
     private final Options options;
     private final ServerMetrics metrics = new ServerMetrics();
@@ -66,6 +67,9 @@ public final class OpenAiServer implements AutoCloseable {
         connector = new ServerConnector(jetty);
         connector.setHost(options.host());
         connector.setPort(options.port());
+        // A request waits silently while it is queued and its prompt is read (minutes under load);
+        // Jetty's default of 30 s would close such connections.
+        connector.setIdleTimeout(IDLE_TIMEOUT_MS);
         jetty.addConnector(connector);
         jetty.setHandler(new Router());
         jetty.setStopTimeout(2000);

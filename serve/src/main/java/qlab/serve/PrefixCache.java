@@ -5,6 +5,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import qlab.engine.model.KvCache;
 
 /**
  * Computed prompt KV kept for reuse, in blocks of {@link #BLOCK_TOKENS} positions, keyed by the
@@ -55,9 +56,13 @@ final class PrefixCache {
     }
 
     /** A stored block or prompt end: its id (for children's keys), KV, and for an end the last logits. */
-    record Entry(long id, float[] kv, int positions, float[] logits) {
+    record Entry(long id, KvCache.Positions kv, float[] logits) {
+        int positions() {
+            return kv.count();
+        }
+
         long bytes() {
-            return 4L * kv.length + (logits == null ? 0 : 4L * logits.length) + 64;
+            return kv.byteSize() + (logits == null ? 0 : 4L * logits.length) + 64;
         }
     }
 
@@ -65,7 +70,7 @@ final class PrefixCache {
     record Hit(Entry[] blocks, Entry end) {
         int tokens() {
             int n = blocks.length * BLOCK_TOKENS;
-            return end == null ? n : n + end.positions;
+            return end == null ? n : n + end.positions();
         }
     }
 
@@ -126,7 +131,7 @@ final class PrefixCache {
      * Stores what a finished prefill computed: every whole block from {@code fromBlock} on, read
      * out of {@code kv}, and the prompt's end with its last logits.
      */
-    void store(int[] prompt, qlab.engine.model.KvCache kv, float[] lastLogits) {
+    void store(int[] prompt, KvCache kv, float[] lastLogits) {
         if (budgetBytes == 0) {
             return;
         }
@@ -136,7 +141,7 @@ final class PrefixCache {
             BlockKey key = new BlockKey(parent, block(prompt, b));
             Entry e = entries.get(key);
             if (e == null) {
-                e = new Entry(nextId++, kv.copyOut(b * BLOCK_TOKENS, BLOCK_TOKENS), BLOCK_TOKENS, null);
+                e = new Entry(nextId++, kv.copyOut(b * BLOCK_TOKENS, BLOCK_TOKENS), null);
                 put(key, e);
             }
             parent = e.id;
@@ -144,7 +149,7 @@ final class PrefixCache {
         int tail = prompt.length - whole * BLOCK_TOKENS;
         EndKey end = new EndKey(parent, Arrays.copyOfRange(prompt, whole * BLOCK_TOKENS, prompt.length));
         if (!entries.containsKey(end)) {
-            put(end, new Entry(nextId++, kv.copyOut(whole * BLOCK_TOKENS, tail), tail, lastLogits.clone()));
+            put(end, new Entry(nextId++, kv.copyOut(whole * BLOCK_TOKENS, tail), lastLogits.clone()));
         }
         // Re-touch the chain back to front (see lookup).
         lookup(prompt);

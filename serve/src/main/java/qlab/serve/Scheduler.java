@@ -307,10 +307,10 @@ public final class Scheduler implements AutoCloseable {
             }
             PrefixCache.Hit hit = prefixCache.lookup(prompt);
             for (PrefixCache.Entry e : hit.blocks()) {
-                cache.append(e.kv(), e.positions());
+                cache.append(e.kv());
             }
             if (hit.end() != null) {
-                cache.append(hit.end().kv(), hit.end().positions());
+                cache.append(hit.end().kv());
                 pendingLogits = hit.end().logits();
             }
             cached = hit.tokens();

@@ -56,7 +56,7 @@ class PrefixCacheTest {
         int vocab = config.vocabSize();
         KvCache kv = new KvCache(config, 64);
         kv.advance(64);
-        long block = 4L * kv.floatsFor(PrefixCache.BLOCK_TOKENS) + 64;
+        long block = kv.copyOut(0, PrefixCache.BLOCK_TOKENS).byteSize() + 64;
         long end = 4L * vocab + 64; // a prompt of exactly two blocks: an end with no KV, its logits
         PrefixCache cache = new PrefixCache(2 * (2 * block + end));
         int[][] prompts = new int[3][64];
