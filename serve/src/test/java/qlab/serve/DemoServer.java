@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Set;
 import qlab.engine.chat.ChatTemplate;
+import qlab.engine.model.KvTypes;
 import qlab.engine.model.Model;
 import qlab.engine.model.Transformer;
 import qlab.engine.tokenizer.Tokenizer;
@@ -47,12 +48,16 @@ final class DemoServer implements AutoCloseable {
     }
 
     DemoServer(int parallel, int queue, long cacheBytes, long maxBodyBytes, String apiKey, int ctx) {
+        this(parallel, queue, cacheBytes, maxBodyBytes, apiKey, ctx, KvTypes.F32);
+    }
+
+    DemoServer(int parallel, int queue, long cacheBytes, long maxBodyBytes, String apiKey, int ctx, KvTypes kv) {
         this.apiKey = apiKey;
         pool = new WorkerPool(2);
         server = OpenAiServer.start(new OpenAiServer.Options("127.0.0.1", 0,
                 new Scheduler.Settings(parallel, queue, ctx, 64, false, cacheBytes), maxBodyBytes, apiKey));
         // The demo has no chat template of its own; its vocabulary has ChatML's tokens (4094, 4095).
-        server.ready(new ServedModel("demo", new Transformer(model(), pool), tokenizer(),
+        server.ready(new ServedModel("demo", new Transformer(model(), pool, kv), tokenizer(),
                 ChatTemplate.named("qwen2.5", DEMO), Set.of(4093, 4095)));
     }
 

@@ -11,6 +11,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import qlab.engine.model.KvCache;
+import qlab.engine.model.KvTypes;
+import qlab.quant.KvFormats;
 import qlab.engine.model.ModelConfig;
 
 @Timeout(180)
@@ -19,11 +21,21 @@ class PrefixCacheTest {
     /** A prompt whose whole blocks were computed before runs on from the last one, and gives what it gives cold. */
     @Test
     void aHitGivesTheTokensOfACold() throws Exception {
+        hitAgainstCold(KvTypes.F32);
+    }
+
+    /** The same with an encoded KV cache (q8_0 keys, q4_0 values): blocks are copied as the cache stores them. */
+    @Test
+    void aHitGivesTheTokensOfAColdWithEncodedKv() throws Exception {
+        hitAgainstCold(KvFormats.of("q8_0", "q4_0"));
+    }
+
+    private static void hitAgainstCold(KvTypes kvTypes) throws Exception {
         int[] all = DemoServer.tokenizer().encode(ServeEndpointsTest.prose(1200));
         int[] first = Arrays.copyOf(all, 130);
         int[] longer = Arrays.copyOf(all, 230);
-        try (DemoServer cached = new DemoServer(4, 16, 64L << 20, 1 << 20, null);
-             DemoServer cold = new DemoServer(4, 16, 0, 1 << 20, null)) {
+        try (DemoServer cached = new DemoServer(4, 16, 64L << 20, 1 << 20, null, 512, kvTypes);
+             DemoServer cold = new DemoServer(4, 16, 0, 1 << 20, null, 512, kvTypes)) {
             Map<String, Object> r1 = ServeEndpointsTest.body("prompt", first, "max_tokens", 16, "temperature", 0.7,
                     "seed", 5, "logprobs", 2);
             Map<String, Object> r2 = ServeEndpointsTest.body("prompt", longer, "max_tokens", 16, "temperature", 0.7,
