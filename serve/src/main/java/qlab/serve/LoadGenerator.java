@@ -38,6 +38,14 @@ public final class LoadGenerator {
     private final String model;
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
+    /**
+     * Each streamed request on a connection of its own: llama-server closes a connection after a
+     * stream, and a pooled client would send the next request into the closed one.
+     */
+    private static HttpClient freshClient() {
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    }
+
     /** @param base the server's address, e.g. http://127.0.0.1:8080 */
     public LoadGenerator(URI base, String model) {
         this.base = base;
@@ -58,24 +66,28 @@ public final class LoadGenerator {
         HttpRequest request = HttpRequest.newBuilder(base.resolve("/v1/completions"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
-        long t0 = System.nanoTime();
-        HttpResponse<java.util.stream.Stream<String>> r = client.send(request, HttpResponse.BodyHandlers.ofLines());
-        if (r.statusCode() != 200) {
-            r.body().close();
-            return new Trace(false, new long[0]);
-        }
         List<Long> times = new ArrayList<>();
-        Iterator<String> lines = r.body().iterator();
-        while (lines.hasNext()) {
-            String line = lines.next();
-            if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
-                continue;
+        try (HttpClient http = freshClient()) {
+            long t0 = System.nanoTime();
+            HttpResponse<java.util.stream.Stream<String>> r = http.send(request, HttpResponse.BodyHandlers.ofLines());
+            if (r.statusCode() != 200) {
+                r.body().close();
+                return new Trace(false, new long[0]);
             }
-            JsonNode chunk = JSON.readTree(line.substring(6));
-            JsonNode choices = chunk.get("choices");
-            if (choices != null && !choices.isEmpty() && !choices.get(0).path("text").asText("").isEmpty()) {
-                times.add(System.nanoTime() - t0);
+            Iterator<String> lines = r.body().iterator();
+            while (lines.hasNext()) {
+                String line = lines.next();
+                if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
+                    continue;
+                }
+                JsonNode chunk = JSON.readTree(line.substring(6));
+                JsonNode choices = chunk.get("choices");
+                if (choices != null && !choices.isEmpty() && !choices.get(0).path("text").asText("").isEmpty()) {
+                    times.add(System.nanoTime() - t0);
+                }
             }
+        } catch (IOException e) {
+            return new Trace(false, new long[0]); // counted as failed
         }
         return new Trace(true, times.stream().mapToLong(Long::longValue).toArray());
     }
