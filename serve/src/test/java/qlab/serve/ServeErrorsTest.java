@@ -136,6 +136,33 @@ class ServeErrorsTest {
         assertEquals(200, s.get("/v1/models").statusCode());
     }
 
+    /** The server listens before the model is loaded: /health and every model route answer 503 until it is ready. */
+    @Test
+    void healthIs503WhileTheModelLoads() throws Exception {
+        OpenAiServer loading = OpenAiServer.start(new OpenAiServer.Options("127.0.0.1", 0,
+                new Scheduler.Settings(1, 1, 128, 64, false, 0), 1 << 20, null));
+        try (qlab.engine.util.WorkerPool pool = new qlab.engine.util.WorkerPool(1)) {
+            java.net.URI base = java.net.URI.create("http://127.0.0.1:" + loading.port());
+            HttpResponse<String> health = s.client.send(HttpRequest.newBuilder(base.resolve("/health")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(503, health.statusCode());
+            HttpResponse<String> models = s.client.send(HttpRequest.newBuilder(base.resolve("/v1/models")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertError(models, 503, null, "loading");
+            loading.ready(new ServedModel("demo", new qlab.engine.model.Transformer(DemoServer.model(), pool),
+                    DemoServer.tokenizer(), null, java.util.Set.of(4093)));
+            health = s.client.send(HttpRequest.newBuilder(base.resolve("/health")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, health.statusCode());
+            HttpResponse<String> chat = s.client.send(HttpRequest.newBuilder(base.resolve("/v1/chat/completions"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertError(chat, 400, "messages", "no chat template");
+        } finally {
+            loading.close();
+        }
+    }
+
     @Test
     void unknownRoutesAndWrongMethods() throws Exception {
         assertError(s.get("/v1/embeddings"), 404, null, "no route");
