@@ -139,24 +139,10 @@ final class Completions {
     }
 
     private int[] tokenIds(JsonNode array, String name) {
-        if (!array.isArray()) {
-            throw ApiError.invalid(name, "\"" + name + "\" must be an array of token ids or of such arrays, got an element "
-                    + Fields.describe(array));
-        }
-        if (array.isEmpty()) {
+        if (array.isArray() && array.isEmpty()) {
             throw ApiError.invalid(name, "\"" + name + "\" holds an empty list of token ids");
         }
-        int vocab = served.model().config().vocabSize();
-        int[] ids = new int[array.size()];
-        for (int i = 0; i < ids.length; i++) {
-            JsonNode t = array.get(i);
-            if (!t.isIntegralNumber() || !t.canConvertToInt() || t.intValue() < 0 || t.intValue() >= vocab) {
-                throw ApiError.invalid(name, "\"" + name + "\" token ids must be integers in [0, " + vocab + "), got "
-                        + Fields.describe(t) + " at index " + i);
-            }
-            ids[i] = t.intValue();
-        }
-        return ids;
+        return Fields.tokenIds(array, name, served.model().config().vocabSize());
     }
 
     private void checkPrompt(int[] ids, String name) {

@@ -103,6 +103,23 @@ final class Fields {
         return out;
     }
 
+    /** A JSON array of token ids, each in [0, vocab); a 400 naming {@code name} otherwise. */
+    static int[] tokenIds(JsonNode array, String name, int vocab) {
+        if (!array.isArray()) {
+            throw ApiError.invalid(name, "\"" + name + "\" must be an array of token ids, got " + describe(array));
+        }
+        int[] ids = new int[array.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = array.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt() || t.intValue() < 0 || t.intValue() >= vocab) {
+                throw ApiError.invalid(name, "\"" + name + "\" token ids must be integers in [0, " + vocab + "), got "
+                        + describe(t) + " at index " + i);
+            }
+            ids[i] = t.intValue();
+        }
+        return ids;
+    }
+
     static String describe(JsonNode n) {
         return switch (n.getNodeType()) {
             case STRING -> "a string";

@@ -226,20 +226,10 @@ public final class OpenAiServer implements AutoCloseable {
                     requireMethod(method, "POST", path);
                     Fields f = new Fields(body(request));
                     JsonNode tokens = f.raw("tokens");
-                    if (tokens == null || !tokens.isArray()) {
-                        throw ApiError.invalid("tokens", "\"tokens\" must be an array of token ids"
-                                + (tokens == null ? "" : ", got " + Fields.describe(tokens)));
+                    if (tokens == null) {
+                        throw ApiError.invalid("tokens", "\"tokens\" must be an array of token ids");
                     }
-                    int vocab = model.model().config().vocabSize();
-                    int[] ids = new int[tokens.size()];
-                    for (int i = 0; i < ids.length; i++) {
-                        JsonNode t = tokens.get(i);
-                        if (!t.isIntegralNumber() || !t.canConvertToInt() || t.intValue() < 0 || t.intValue() >= vocab) {
-                            throw ApiError.invalid("tokens", "\"tokens\" must hold integers in [0, " + vocab + "), got "
-                                    + Fields.describe(t) + " at index " + i);
-                        }
-                        ids[i] = t.intValue();
-                    }
+                    int[] ids = Fields.tokenIds(tokens, "tokens", model.model().config().vocabSize());
                     ObjectNode o = JSON.objectNode();
                     o.put("content", model.tokenizer().decode(ids));
                     ex.json(200, o);

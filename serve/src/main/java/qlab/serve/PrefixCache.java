@@ -29,29 +29,19 @@ final class PrefixCache {
      */
     static final int BLOCK_TOKENS = 32;
 
-    /** A whole block: parent block id (0 = none) and its tokens. */
-    private record BlockKey(long parent, int[] tokens) {
+    /**
+     * A whole block (its parent block's id, 0 for none, and its tokens), or a prompt's end (the id
+     * of its last whole block and the fewer than a block of tokens after it).
+     */
+    private record Key(long parent, int[] tokens, boolean end) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof BlockKey k && k.parent == parent && Arrays.equals(k.tokens, tokens);
+            return o instanceof Key k && k.parent == parent && k.end == end && Arrays.equals(k.tokens, tokens);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(parent, Arrays.hashCode(tokens));
-        }
-    }
-
-    /** A prompt's end: the id of its last whole block (0 = none) and the tokens after it (fewer than a block). */
-    private record EndKey(long parent, int[] tail) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof EndKey k && k.parent == parent && Arrays.equals(k.tail, tail);
-        }
-
-        @Override
-        public int hashCode() {
-            return 31 * Objects.hash(parent, Arrays.hashCode(tail)) + 7;
+            return Objects.hash(parent, end, Arrays.hashCode(tokens));
         }
     }
 
@@ -75,7 +65,7 @@ final class PrefixCache {
     }
 
     private final long budgetBytes;
-    private final LinkedHashMap<Object, Entry> entries = new LinkedHashMap<>(256, 0.75f, true);
+    private final LinkedHashMap<Key, Entry> entries = new LinkedHashMap<>(256, 0.75f, true);
     private long bytes;
     private long nextId = 1;
 
@@ -105,7 +95,7 @@ final class PrefixCache {
         long parent = 0;
         int m = 0;
         while (m < whole) {
-            Entry e = entries.get(new BlockKey(parent, block(prompt, m)));
+            Entry e = entries.get(new Key(parent, block(prompt, m), false));
             if (e == null) {
                 break;
             }
@@ -114,7 +104,7 @@ final class PrefixCache {
         }
         Entry end = null;
         if (m == whole) {
-            end = entries.get(new EndKey(parent, Arrays.copyOfRange(prompt, whole * BLOCK_TOKENS, prompt.length)));
+            end = entries.get(new Key(parent, Arrays.copyOfRange(prompt, whole * BLOCK_TOKENS, prompt.length), true));
         }
         if (end == null && m * BLOCK_TOKENS == prompt.length && m > 0) {
             m--; // the last position must be computed for its logits: the last block runs again
@@ -138,7 +128,7 @@ final class PrefixCache {
         int whole = prompt.length / BLOCK_TOKENS;
         long parent = 0;
         for (int b = 0; b < whole; b++) {
-            BlockKey key = new BlockKey(parent, block(prompt, b));
+            Key key = new Key(parent, block(prompt, b), false);
             Entry e = entries.get(key);
             if (e == null) {
                 e = new Entry(nextId++, kv.copyOut(b * BLOCK_TOKENS, BLOCK_TOKENS), null);
@@ -147,7 +137,7 @@ final class PrefixCache {
             parent = e.id;
         }
         int tail = prompt.length - whole * BLOCK_TOKENS;
-        EndKey end = new EndKey(parent, Arrays.copyOfRange(prompt, whole * BLOCK_TOKENS, prompt.length));
+        Key end = new Key(parent, Arrays.copyOfRange(prompt, whole * BLOCK_TOKENS, prompt.length), true);
         if (!entries.containsKey(end)) {
             put(end, new Entry(nextId++, kv.copyOut(whole * BLOCK_TOKENS, tail), lastLogits.clone()));
         }
@@ -155,15 +145,15 @@ final class PrefixCache {
         lookup(prompt);
     }
 
-    private void put(Object key, Entry e) {
+    private void put(Key key, Entry e) {
         if (e.bytes() > budgetBytes) {
             return;
         }
         entries.put(key, e);
         bytes += e.bytes();
-        Iterator<Map.Entry<Object, Entry>> it = entries.entrySet().iterator();
+        Iterator<Map.Entry<Key, Entry>> it = entries.entrySet().iterator();
         while (bytes > budgetBytes && it.hasNext()) {
-            Map.Entry<Object, Entry> oldest = it.next();
+            Map.Entry<Key, Entry> oldest = it.next();
             if (oldest.getValue() == e) {
                 continue;
             }
@@ -172,8 +162,8 @@ final class PrefixCache {
         }
     }
 
-    private static Object keyOf(int[] prompt, int block, long parent) {
-        return new BlockKey(parent, block(prompt, block));
+    private static Key keyOf(int[] prompt, int block, long parent) {
+        return new Key(parent, block(prompt, block), false);
     }
 
     private static int[] block(int[] prompt, int b) {
