@@ -27,6 +27,8 @@ import qlab.engine.QlabException;
                 ParetoCommand.class,
                 AllocateCommand.class,
                 ReportCommand.class,
+                ServeCommand.class,
+                ServeBenchCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

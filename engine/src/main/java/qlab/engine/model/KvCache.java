@@ -149,4 +149,79 @@ public final class KvCache {
     private long rowOffset(int pos, int h, long rowBytes) {
         return ((long) pos * kvHeads + h) * rowBytes;
     }
+
+    /**
+     * Some positions' keys and values of every layer, as the cache stores them (f32 or encoded),
+     * to put behind the same prefix in another cache of the same model and types: a server keeps
+     * a computed prefix so and restores it.
+     */
+    public record Positions(int count, KvTypes types, float[][] keys, float[][] values, byte[][] keyBytes,
+                            byte[][] valueBytes) {
+        /** Bytes of the copy. */
+        public long byteSize() {
+            long n = 0;
+            for (Object[] part : new Object[][] {keys, values, keyBytes, valueBytes}) {
+                if (part != null) {
+                    for (Object a : part) {
+                        n += a instanceof float[] f ? 4L * f.length : ((byte[]) a).length;
+                    }
+                }
+            }
+            return n;
+        }
+    }
+
+    /** A copy of positions [from, from + count). */
+    public Positions copyOut(int from, int count) {
+        if (from < 0 || count < 0 || from + count > length) {
+            throw new IllegalArgumentException("copy positions [" + from + ", " + (from + count) + ") of " + length);
+        }
+        int layers = keys != null ? keys.length : keyBytes.length;
+        float[][] k = keys == null ? null : new float[layers][];
+        float[][] v = values == null ? null : new float[layers][];
+        byte[][] kb = keys == null ? new byte[layers][] : null;
+        byte[][] vb = values == null ? new byte[layers][] : null;
+        for (int l = 0; l < layers; l++) {
+            if (k != null) {
+                k[l] = java.util.Arrays.copyOfRange(keys[l], from * kvDim, (from + count) * kvDim);
+            } else {
+                kb[l] = java.util.Arrays.copyOfRange(keyBytes[l], (int) rowOffset(from, 0, keyRowBytes),
+                        (int) rowOffset(from + count, 0, keyRowBytes));
+            }
+            if (v != null) {
+                v[l] = java.util.Arrays.copyOfRange(values[l], from * kvDim, (from + count) * kvDim);
+            } else {
+                vb[l] = java.util.Arrays.copyOfRange(valueBytes[l], (int) rowOffset(from, 0, valueRowBytes),
+                        (int) rowOffset(from + count, 0, valueRowBytes));
+            }
+        }
+        return new Positions(count, types, k, v, kb, vb);
+    }
+
+    /** Appends positions copied out of a cache of the same model and types, and advances. */
+    public void append(Positions p) {
+        if (!p.types().equals(types)) {
+            throw new IllegalArgumentException("positions of a " + p.types() + " cache appended to a " + types + " one");
+        }
+        if (length + p.count() > capacity) {
+            throw new QlabException("context is full: " + p.count() + " positions do not fit after " + length + " of "
+                    + capacity);
+        }
+        int layers = keys != null ? keys.length : keyBytes.length;
+        for (int l = 0; l < layers; l++) {
+            if (keys != null) {
+                System.arraycopy(p.keys()[l], 0, keys[l], length * kvDim, p.keys()[l].length);
+            } else {
+                System.arraycopy(p.keyBytes()[l], 0, keyBytes[l], (int) rowOffset(length, 0, keyRowBytes),
+                        p.keyBytes()[l].length);
+            }
+            if (values != null) {
+                System.arraycopy(p.values()[l], 0, values[l], length * kvDim, p.values()[l].length);
+            } else {
+                System.arraycopy(p.valueBytes()[l], 0, valueBytes[l], (int) rowOffset(length, 0, valueRowBytes),
+                        p.valueBytes()[l].length);
+            }
+        }
+        length += p.count();
+    }
 }
