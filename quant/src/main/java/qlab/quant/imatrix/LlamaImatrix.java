@@ -155,16 +155,16 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
             int ncall = datInt(s, pos, path, name + ".ncall");
             int nval = datInt(s, pos, path, name + ".nval");
             if (ncall <= 0) {
-                throw new QlabException(path + ": field \"" + name + ".ncall\" is " + ncall + ", expected a positive count");
+                throw new QlabException(path + ": " + field(name + ".ncall") + " is " + ncall + ", expected a positive count");
             }
             if (nval <= 0 || nval > (s.byteSize() - pos[0]) / 4) {
-                throw new QlabException(path + ": field \"" + name + ".nval\" is " + nval + ", past the end of the file (truncated?)");
+                throw new QlabException(path + ": " + field(name + ".nval") + " is " + nval + ", past the end of the file (truncated?)");
             }
             float[] v = new float[nval];
             MemorySegment.copy(s, FLOAT_LE, pos[0], v, 0, nval);
             pos[0] += 4L * nval;
             if (entries.put(name, new Entry(v, ncall)) != null) {
-                throw new QlabException(path + ": field \"" + name + "\" appears twice");
+                throw new QlabException(path + ": " + field(name) + " appears twice");
             }
         }
         int chunks = 0;
@@ -179,9 +179,14 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
         return new LlamaImatrix(entries, chunks, 0, datasets, Map.of());
     }
 
+    /** A field's name as a message shows it: quoted and escaped, so a name read from the file cannot break the line. */
+    private static String field(String name) {
+        return "field " + new com.fasterxml.jackson.databind.node.TextNode(name);
+    }
+
     private static int datInt(MemorySegment s, long[] pos, Path path, String field) {
         if (s.byteSize() - pos[0] < 4) {
-            throw new QlabException(path + ": field \"" + field + "\" is past the end of the file (truncated?)");
+            throw new QlabException(path + ": " + field(field) + " is past the end of the file (truncated?)");
         }
         int v = s.get(INT_LE, pos[0]);
         pos[0] += 4;
@@ -191,7 +196,7 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
     private static String datString(MemorySegment s, long[] pos, Path path, String field) {
         int len = datInt(s, pos, path, field);
         if (len < 0 || len > s.byteSize() - pos[0]) {
-            throw new QlabException(path + ": field \"" + field + "\" has length " + len + ", past the end of the file (truncated?)");
+            throw new QlabException(path + ": " + field(field) + " has length " + len + ", past the end of the file (truncated?)");
         }
         String v = new String(s.asSlice(pos[0], len).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
         pos[0] += len;
