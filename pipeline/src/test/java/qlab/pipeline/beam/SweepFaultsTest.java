@@ -77,17 +77,31 @@ class SweepFaultsTest {
         Path out = dir.resolve("out");
         Random random = new Random(40);
         int kills = 0;
+        int midSweepKills = 0;
         for (int attempt = 0; attempt < 3; attempt++) {
             Path log = dir.resolve("child-" + attempt + ".log");
+            java.util.Set<Path> earlier = journalRuns(out);
             Process p = child(sweep, out, 150, log);
-            // From JVM start-up (before the lock) to the middle of the throughput measurements.
-            long after = 1500 + random.nextInt(6000);
-            if (!p.waitFor(after, TimeUnit.MILLISECONDS)) {
+            if (attempt == 0) {
+                // During start-up, recovery or the first stages: anywhere in the first 3 s.
+                p.waitFor(500 + random.nextInt(2500), TimeUnit.MILLISECONDS);
+            } else {
+                // Mid-measurement: once this run has journaled a random number of rows, plus up to 100 ms.
+                int rows = 1 + random.nextInt(12);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (p.isAlive() && journalRows(out, earlier) < rows && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                p.waitFor(random.nextInt(100), TimeUnit.MILLISECONDS);
+            }
+            if (p.isAlive()) {
+                midSweepKills += journalRows(out, earlier) > 0 ? 1 : 0;
                 p.destroyForcibly(); // SIGKILL: no shutdown hook, no finally block runs
                 p.waitFor();
                 kills++;
             }
         }
+        assertTrue(midSweepKills > 0, "a child was killed with rows journaled (" + kills + " kills)");
         assertTrue(kills > 0, "at least one child was killed");
         Process last = child(sweep, out, 0, dir.resolve("child-last.log"));
         assertTrue(last.waitFor(120, TimeUnit.SECONDS), "the resumed sweep finishes");
@@ -204,6 +218,33 @@ class SweepFaultsTest {
         try (Stream<Path> s = Files.list(j)) {
             return s.findAny().isPresent();
         }
+    }
+
+    /** The journal directories of runs present now. */
+    private static java.util.Set<Path> journalRuns(Path out) throws IOException {
+        Path j = out.resolve(".journal");
+        if (!Files.isDirectory(j)) {
+            return java.util.Set.of();
+        }
+        try (Stream<Path> s = Files.list(j)) {
+            return s.collect(java.util.stream.Collectors.toSet());
+        }
+    }
+
+    /** Rows journaled by runs other than {@code earlier} (those a killed child left, recovered at start). */
+    private static long journalRows(Path out, java.util.Set<Path> earlier) throws IOException {
+        long n = 0;
+        for (Path run : journalRuns(out)) {
+            if (earlier.contains(run)) {
+                continue;
+            }
+            try (Stream<Path> s = Files.list(run)) {
+                n += s.filter(p -> p.getFileName().toString().endsWith(".parquet") && !p.getFileName().toString().startsWith(".")).count();
+            } catch (IOException | java.io.UncheckedIOException raced) {
+                // the run finished and removed its journal while this listed it
+            }
+        }
+        return n;
     }
 
     private static List<Path> files(Path dir, String suffix) throws IOException {
