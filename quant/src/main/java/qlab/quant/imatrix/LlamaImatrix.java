@@ -93,24 +93,24 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
                 String name = t.name().substring(0, t.name().length() - ".in_sum2".length());
                 GgufTensor counts = f.tensors().get(name + ".counts");
                 if (counts == null) {
-                    throw new QlabException(path + ": tensor \"" + t.name() + "\" has no \"" + name + ".counts\"");
+                    throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + " has no \"" + name + ".counts\"");
                 }
                 if (t.ne().length != 1 || !t.type().equals(GgufTensorType.F32) || counts.elementCount() != 1
                         || !counts.type().equals(GgufTensorType.F32)) {
-                    throw new QlabException(path + ": tensor \"" + t.name() + "\": field \"ne\" is " + Arrays.toString(t.ne())
+                    throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + ": field \"ne\" is " + Arrays.toString(t.ne())
                             + " " + t.type() + " with " + counts.elementCount() + " " + counts.type()
                             + " count(s); only one F32 vector and one F32 count per weight (no experts) are supported");
                 }
                 // llama-quantize rounds the count to an integer before dividing.
                 float count = Math.round(f.floats(counts.name())[0]);
                 if (!(count > 0)) {
-                    throw new QlabException(path + ": tensor \"" + counts.name() + "\" is " + count + ", expected a positive token count");
+                    throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(counts.name()) + " is " + count + ", expected a positive token count");
                 }
                 entries.put(name, new Entry(f.floats(t.name()), count));
             } else if (!t.name().endsWith(".counts")) {
-                throw new QlabException(path + ": tensor \"" + t.name() + "\" is neither <name>.in_sum2 nor <name>.counts");
+                throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + " is neither <name>.in_sum2 nor <name>.counts");
             } else if (!f.tensors().containsKey(t.name().substring(0, t.name().length() - ".counts".length()) + ".in_sum2")) {
-                throw new QlabException(path + ": tensor \"" + t.name() + "\" has no matching .in_sum2 tensor");
+                throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + " has no matching .in_sum2 tensor");
             }
         }
         Map<String, String> qlab = new LinkedHashMap<>();
