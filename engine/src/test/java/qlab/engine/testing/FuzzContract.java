@@ -34,13 +34,18 @@ public final class FuzzContract {
 
     /** Runs {@code parse} on {@code data} written as a file called {@code fileName}. */
     public static void onFile(byte[] data, String fileName, Consumer<Path> parse) {
+        onFile(data, fileName, ALLOCATION_FLOOR, parse);
+    }
+
+    /** As {@link #onFile(byte[], String, Consumer)}, with another allocation floor for a parser with large fixed buffers. */
+    public static void onFile(byte[] data, String fileName, long allocationFloor, Consumer<Path> parse) {
         Path file = SCRATCH.resolve(fileName);
         try {
             Files.write(file, data);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        check(data.length, () -> parse.accept(file));
+        check(data.length, allocationFloor, () -> parse.accept(file));
     }
 
     /**
@@ -63,7 +68,11 @@ public final class FuzzContract {
      * parses also pays for class loading and static tables (the tokenizer's Unicode classes).
      */
     public static void check(long inputBytes, Runnable parse) {
-        long budget = ALLOCATION_FLOOR + ALLOCATION_PER_BYTE * inputBytes;
+        check(inputBytes, ALLOCATION_FLOOR, parse);
+    }
+
+    private static void check(long inputBytes, long allocationFloor, Runnable parse) {
+        long budget = allocationFloor + ALLOCATION_PER_BYTE * inputBytes;
         long[] cost = measure(parse);
         if (cost[0] > budget || cost[1] > MAX_MILLIS) {
             cost = measure(parse);

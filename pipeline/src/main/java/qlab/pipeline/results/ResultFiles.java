@@ -106,7 +106,6 @@ public final class ResultFiles {
         PlainParquetConfiguration conf = new PlainParquetConfiguration();
         ParquetReadOptions options = ParquetReadOptions.builder(conf).withCodecFactory(SnappyCodecs.INSTANCE).build();
         try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(file), options)) {
-            checkChunksInside(file, reader);
             MessageType schema = reader.getFileMetaData().getSchema();
             Map<String, String> metadata = reader.getFileMetaData().getKeyValueMetaData();
             AvroReadSupport<GenericRecord> support = new AvroReadSupport<>(GenericData.get());
@@ -123,24 +122,6 @@ public final class ResultFiles {
             throw new QlabException(file + ": not a readable Parquet result file: " + firstLine(e));
         }
         return records;
-    }
-
-    /**
-     * Every column chunk the footer declares lies inside the file: the reader allocates a row
-     * group's declared bytes before reading them, so a corrupt footer would size that allocation.
-     */
-    private static void checkChunksInside(Path file, ParquetFileReader reader) throws IOException {
-        long size = java.nio.file.Files.size(file);
-        for (org.apache.parquet.hadoop.metadata.BlockMetaData block : reader.getFooter().getBlocks()) {
-            for (org.apache.parquet.hadoop.metadata.ColumnChunkMetaData c : block.getColumns()) {
-                long start = c.getStartingPos();
-                long bytes = c.getTotalSize();
-                if (start < 0 || bytes < 0 || bytes > size || start > size - bytes) {
-                    throw new QlabException(file + ": column " + c.getPath() + " declares " + bytes + " bytes at offset "
-                            + start + ", past the end of the file (" + size + " bytes; truncated or corrupt)");
-                }
-            }
-        }
     }
 
     /** The reader's reason in one line: Parquet and Jackson messages can span several (a JSON location). */
