@@ -19,12 +19,12 @@ import qlab.pipeline.matrix.SweepMatrix;
 /**
  * Every {@code ./qlab ...} line in a fenced code block of README.md and docs/*.md goes through the
  * command-line parser (not the work), so a renamed or removed option breaks the build instead of the
- * documentation. {@code ./qlab test} and {@code ./qlab run-bench} belong to the launcher script.
+ * documentation. {@code ./qlab test}, {@code ./qlab run-bench} and {@code ./qlab fuzz} belong to the launcher script.
  * The sweep-file example of docs/sweep.md goes through the sweep-file parser likewise.
  */
 class DocumentedCommandsTest {
 
-    private static final List<String> LAUNCHER_COMMANDS = List.of("test", "run-bench");
+    private static final List<String> LAUNCHER_COMMANDS = List.of("test", "run-bench", "fuzz");
 
     @Test
     void everyDocumentedCommandLineParses() throws IOException {

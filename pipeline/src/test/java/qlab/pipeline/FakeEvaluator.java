@@ -268,7 +268,8 @@ public final class FakeEvaluator implements Evaluator {
             }
             long cpu = otherThreadsCpuNanos();
             long wall = System.nanoTime();
-            Thread.sleep(40);
+            // qlab.fake.throughputMillis lengthens a sweep for the fault tests that kill it at random moments.
+            Thread.sleep(Long.getLong("qlab.fake.throughputMillis", 40));
             double beside = (double) (otherThreadsCpuNanos() - cpu) / (System.nanoTime() - wall);
             List<Double> all = BESIDE_THROUGHPUT.computeIfAbsent(settings.scenario(), k -> new ArrayList<>());
             synchronized (all) {

@@ -100,7 +100,7 @@ public final class GgufFile {
         for (long i = 0; i < kvCount; i++) {
             String key = in.string(field("metadata key #" + i));
             if (metadata.containsKey(key)) {
-                throw new QlabException(source + ": field \"" + key + "\" appears twice in the metadata");
+                throw new QlabException(source + ": " + field(key) + " appears twice in the metadata");
             }
             GgufValueType type = in.valueType(key);
             metadata.put(key, in.value(key, type, 0));
@@ -179,8 +179,9 @@ public final class GgufFile {
                 alignment, dataStart, data);
     }
 
+    /** A field's name as a message shows it: quoted and escaped, so a name read from the file cannot break the line. */
     private static String field(String name) {
-        return "field \"" + name + "\"";
+        return "field " + quoted(name);
     }
 
     private static void checkOverlaps(String source, List<GgufTensor> all) {
@@ -267,7 +268,7 @@ public final class GgufFile {
             long id = u32(field(key) + " (its value type)");
             GgufValueType t = GgufValueType.ofId(id);
             if (t == null) {
-                throw new QlabException(source + ": field \"" + key + "\" has value type " + id + ", not a GGUF type");
+                throw new QlabException(source + ": " + field(key) + " has value type " + id + ", not a GGUF type");
             }
             return t;
         }
@@ -277,7 +278,7 @@ public final class GgufFile {
                 case ARRAY -> {
                     GgufValueType element = valueType(key);
                     if (element == GgufValueType.ARRAY && depth >= MAX_ARRAY_DEPTH) {
-                        throw new QlabException(source + ": field \"" + key + "\" nests arrays deeper than " + MAX_ARRAY_DEPTH);
+                        throw new QlabException(source + ": " + field(key) + " nests arrays deeper than " + MAX_ARRAY_DEPTH);
                     }
                     long n = count(field(key) + " (its array length)", element.minBytes());
                     List<Object> items = new ArrayList<>((int) Math.min(n, 1 << 20));
@@ -311,7 +312,7 @@ public final class GgufFile {
                 case BOOL -> {
                     byte b = seg.get(ValueLayout.JAVA_BYTE, pos);
                     if (b != 0 && b != 1) {
-                        throw new QlabException(source + ": field \"" + key + "\" is a BOOL of value " + b + ", expected 0 or 1");
+                        throw new QlabException(source + ": " + field(key) + " is a BOOL of value " + b + ", expected 0 or 1");
                     }
                     yield b == 1;
                 }
@@ -401,7 +402,7 @@ public final class GgufFile {
     private GgufValue require(String key) {
         GgufValue v = metadata.get(key);
         if (v == null) {
-            throw new QlabException(source + ": field \"" + key + "\" is missing");
+            throw new QlabException(source + ": " + field(key) + " is missing");
         }
         return v;
     }
@@ -410,7 +411,7 @@ public final class GgufFile {
     public String string(String key) {
         GgufValue v = require(key);
         if (v.type() != GgufValueType.STRING) {
-            throw new QlabException(source + ": field \"" + key + "\" is " + v.type() + ", expected STRING");
+            throw new QlabException(source + ": " + field(key) + " is " + v.type() + ", expected STRING");
         }
         return (String) v.value();
     }
@@ -419,7 +420,7 @@ public final class GgufFile {
     public long integer(String key) {
         GgufValue v = require(key);
         if (!v.type().isInteger()) {
-            throw new QlabException(source + ": field \"" + key + "\" is " + v.type() + ", expected an integer");
+            throw new QlabException(source + ": " + field(key) + " is " + v.type() + ", expected an integer");
         }
         return (Long) v.value();
     }
@@ -428,7 +429,7 @@ public final class GgufFile {
     public int positiveInt(String key) {
         long v = integer(key);
         if (v <= 0 || v > Integer.MAX_VALUE) {
-            throw new QlabException(source + ": field \"" + key + "\" is " + Long.toUnsignedString(v) + ", expected a positive count");
+            throw new QlabException(source + ": " + field(key) + " is " + Long.toUnsignedString(v) + ", expected a positive count");
         }
         return (int) v;
     }
@@ -448,7 +449,7 @@ public final class GgufFile {
             return dflt;
         }
         if (v.type() != GgufValueType.BOOL) {
-            throw new QlabException(source + ": field \"" + key + "\" is " + v.type() + ", expected BOOL");
+            throw new QlabException(source + ": " + field(key) + " is " + v.type() + ", expected BOOL");
         }
         return (Boolean) v.value();
     }
@@ -457,7 +458,7 @@ public final class GgufFile {
     public List<String> strings(String key) {
         GgufValue v = require(key);
         if (v.type() != GgufValueType.ARRAY || v.elementType() != GgufValueType.STRING) {
-            throw new QlabException(source + ": field \"" + key + "\" is " + v.type()
+            throw new QlabException(source + ": " + field(key) + " is " + v.type()
                     + (v.elementType() == null ? "" : " of " + v.elementType()) + ", expected an ARRAY of STRING");
         }
         @SuppressWarnings("unchecked")
@@ -469,7 +470,7 @@ public final class GgufFile {
     public int[] ints(String key) {
         GgufValue v = require(key);
         if (v.type() != GgufValueType.ARRAY || v.elementType() == null || !v.elementType().isInteger()) {
-            throw new QlabException(source + ": field \"" + key + "\" is " + v.type()
+            throw new QlabException(source + ": " + field(key) + " is " + v.type()
                     + (v.elementType() == null ? "" : " of " + v.elementType()) + ", expected an ARRAY of integers");
         }
         List<?> list = v.list();

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -157,7 +158,7 @@ public record ModelConfig(
         ModelFamily family = ModelFamily.byModelType(modelType);
         String act = f.string("hidden_act", "silu");
         if (!act.equals("silu")) {
-            throw new QlabException("config.json: field \"hidden_act\" is \"" + act + "\", only \"silu\" is supported");
+            throw new QlabException("config.json: field \"hidden_act\" is " + new TextNode(act) + ", only \"silu\" is supported");
         }
         RopeScaling scaling = ropeScaling(root);
         double partialRotary = f.optionalDouble("partial_rotary_factor", 1.0);

@@ -45,7 +45,8 @@ public enum ModelFamily {
                 return f;
             }
         }
-        throw new QlabException("config.json: field \"model_type\" is \"" + modelType + "\"; supported: "
+        // Quoted and escaped: the value comes from the file and must not break the one-line message.
+        throw new QlabException("config.json: field \"model_type\" is " + new com.fasterxml.jackson.databind.node.TextNode(modelType) + "; supported: "
                 + Arrays.stream(values()).map(f -> "\"" + f.modelType + "\"").collect(Collectors.joining(", ")));
     }
 }

@@ -32,7 +32,8 @@ import qlab.pipeline.results.ResultStore;
  * cached on disk under a content key of their inputs (model hash, quantization, calibration
  * contents), so configs that differ only in threads or measurements share a checkpoint, and a
  * resumed or repeated sweep reuses what an earlier one built. A cache entry is complete once its
- * metadata file exists; both are renamed into place only after being fully written.
+ * metadata file exists; both are renamed into place only after being fully written, and the entry
+ * is used only while its file has the size and SHA-256 the metadata records ({@link CacheEntry}).
  */
 public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PCollection<ConfigOutcome>> {
 
@@ -98,16 +99,20 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
         void processGroup(String key, List<ConfigOutcome> configs, OutputReceiver<ConfigOutcome> out) throws Exception {
             ConfigOutcome first = configs.get(0);
             Path target = evaluator.cacheDir().resolve("imatrix").resolve(key + ".imatrix");
+            Path meta = target.resolveSibling(key + ".imatrix.json");
             long start = System.nanoTime();
             try {
-                if (!Files.exists(target)) {
+                if (!usable(target, meta)) {
                     Files.createDirectories(target.getParent());
+                    Files.deleteIfExists(meta);
                     Path tmp = temporary(target);
                     evaluator.get().computeImportance(first.model(), first.config().calibration(), tmp);
                     if (!Files.exists(tmp)) {
                         throw new IllegalStateException("the evaluator wrote no importance matrix");
                     }
+                    Map<String, Object> recorded = CacheEntry.describe(tmp);
                     moveIntoPlace(tmp, target);
+                    writeMeta(meta, recorded);
                 }
             } catch (Throwable t) {
                 if (!Outcomes.isConfigFailure(t)) {
@@ -142,13 +147,14 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
             QuantizedCheckpoint checkpoint;
             long start = System.nanoTime();
             try {
-                if (Files.exists(meta) && Files.exists(checkpointPath)) {
+                if (usable(checkpointPath, meta)) {
                     JsonNode m = JSON.readTree(meta.toFile());
                     checkpoint = new QuantizedCheckpoint(checkpointPath.toString(), m.get("file_bytes").asLong(),
                             m.get("bits_per_weight").asDouble());
                     cached.inc();
                 } else {
                     Files.createDirectories(dir);
+                    Files.deleteIfExists(meta);
                     Path tmp = temporary(checkpointPath);
                     String importance = first.importancePath();
                     QuantizedCheckpoint built = evaluator.get().quantize(first.model(), first.config().quant(),
@@ -159,11 +165,12 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
                     if (!Double.isFinite(built.bitsPerWeight()) || built.bitsPerWeight() <= 0) {
                         throw new IllegalStateException("bits_per_weight is " + built.bitsPerWeight());
                     }
+                    Map<String, Object> recorded = new LinkedHashMap<>();
+                    recorded.put("file_bytes", built.fileBytes());
+                    recorded.put("bits_per_weight", built.bitsPerWeight());
+                    recorded.putAll(CacheEntry.describe(tmp));
                     moveIntoPlace(tmp, checkpointPath);
-                    Path metaTmp = temporary(meta);
-                    JSON.writeValue(metaTmp.toFile(), Map.of("file_bytes", built.fileBytes(),
-                            "bits_per_weight", built.bitsPerWeight()));
-                    moveIntoPlace(metaTmp, meta);
+                    writeMeta(meta, recorded);
                     checkpoint = new QuantizedCheckpoint(checkpointPath.toString(), built.fileBytes(),
                             built.bitsPerWeight());
                 }
@@ -182,6 +189,35 @@ public final class Quantize extends PTransform<PCollection<ConfigOutcome>, PColl
             QuantizedCheckpoint c = checkpoint;
             configs.forEach(o -> out.output(o.withCheckpoint(key, c)));
         }
+    }
+
+    /**
+     * Whether a cache entry can be used: its metadata (written last) exists and the file still has
+     * the size and hash it records. A damaged entry is said once on stderr and rebuilt.
+     */
+    static boolean usable(Path file, Path meta) throws IOException {
+        if (!Files.exists(meta)) {
+            return false;
+        }
+        JsonNode m;
+        try {
+            m = JSON.readTree(meta.toFile());
+        } catch (IOException unreadable) {
+            m = null;
+        }
+        if (m != null && CacheEntry.intact(file, m)) {
+            return true;
+        }
+        System.err.println("qlab: cache entry " + file + " does not match its size and hash in " + meta.getFileName()
+                + " (cut short or changed); building it again");
+        return false;
+    }
+
+    /** The metadata of a cache entry, renamed into place after its file: an entry without it is incomplete. */
+    static void writeMeta(Path meta, Map<String, Object> recorded) throws IOException {
+        Path metaTmp = temporary(meta);
+        JSON.writeValue(metaTmp.toFile(), recorded);
+        moveIntoPlace(metaTmp, meta);
     }
 
     /** A fresh name beside {@code target}, hidden, unique to this attempt. */

@@ -254,11 +254,7 @@ public final class SweepPipeline {
             if (progress != null) {
                 progress.end();
             }
-            Throwable cause = e.getCause();
-            while (cause.getCause() != null && !(cause instanceof Error)) {
-                cause = cause.getCause();
-            }
-            throw new QlabException("sweep stopped: " + cause
+            throw new QlabException("sweep stopped: " + stopReason(e.getCause())
                     + " (rows finished so far are kept and recovered by the next run into the same --out)", e);
         }
         if (result.getState() != PipelineResult.State.DONE) {
@@ -293,5 +289,25 @@ public final class SweepPipeline {
             // A runner without live metrics: progress shows zeros until the end.
         }
         return values;
+    }
+
+    /**
+     * Why a pipeline stopped, in one line: a write that failed names its file (a full disk, say),
+     * so the reason is taken where the chain still knows the path, not from the bare IOException.
+     */
+    static String stopReason(Throwable t) {
+        Throwable cause = t;
+        while (true) {
+            if (cause instanceof QlabException q) {
+                return q.getMessage();
+            }
+            if (cause instanceof java.io.UncheckedIOException u && u.getCause() != null) {
+                return u.getMessage() + ": " + qlab.engine.util.IoErrors.why(u.getCause());
+            }
+            if (cause.getCause() == null || cause instanceof Error) {
+                return cause.toString().lines().findFirst().orElse(cause.getClass().getName());
+            }
+            cause = cause.getCause();
+        }
     }
 }

@@ -461,6 +461,11 @@ public final class SweepFileParser {
 
     private QlabException error(YamlNode node, String key, int line, String message) {
         String where = key.isEmpty() ? "" : " key \"" + key + "\":";
-        return new QlabException(fileName + ":" + line + ":" + where + " " + message);
+        return new QlabException(fileName + ":" + line + ":" + oneLine(where + " " + message));
+    }
+
+    /** Keys and values quoted in a message come from the file: a line break in one is shown escaped. */
+    static String oneLine(String text) {
+        return text.replace("\n", "\\n").replace("\r", "\\r").replaceAll("\\p{Cntrl}", "?");
     }
 }

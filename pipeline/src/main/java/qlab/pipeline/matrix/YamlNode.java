@@ -84,7 +84,7 @@ public sealed interface YamlNode {
                 p.nextToken();
                 YamlNode value = read(p, name, entryLine);
                 if (entries.put(key, value) != null) {
-                    throw new QlabException(name + ":" + entryLine + ": key \"" + key + "\" appears twice");
+                    throw new QlabException(name + ":" + entryLine + ": " + SweepFileParser.oneLine("key \"" + key + "\" appears twice"));
                 }
                 keyLines.put(key, entryLine);
             }

@@ -119,9 +119,18 @@ public final class ResultFiles {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            throw new QlabException(file + ": not a readable Parquet result file: " + e.getMessage());
+            throw new QlabException(file + ": not a readable Parquet result file: " + firstLine(e));
         }
         return records;
+    }
+
+    /** The reader's reason in one line: Parquet and Jackson messages can span several (a JSON location). */
+    private static String firstLine(Exception e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) {
+            return e.getClass().getSimpleName();
+        }
+        return m.strip().lines().findFirst().orElse("").replaceAll("\\p{Cntrl}", "?");
     }
 
     /** Writes rows to {@code target} through a temporary file in the same directory, then renames it. */

@@ -3,6 +3,7 @@ package qlab.pipeline.results;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -61,7 +62,12 @@ public final class ResultStore {
             Files.createDirectories(root);
             FileChannel channel = FileChannel.open(root.resolve(".lock"), StandardOpenOption.CREATE,
                     StandardOpenOption.WRITE);
-            FileLock lock = channel.tryLock();
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException heldInThisProcess) {
+                lock = null;
+            }
             if (lock == null) {
                 channel.close();
                 throw new QlabException(root + ": another sweep is writing to this directory");

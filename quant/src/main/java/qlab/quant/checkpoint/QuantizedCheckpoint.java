@@ -166,7 +166,10 @@ public final class QuantizedCheckpoint {
         SafetensorsFile f = SafetensorsFile.open(file);
         Map<String, String> meta = f.metadata();
         if (!FORMAT.equals(meta.get("format"))) {
-            throw new QlabException(file + ": field \"__metadata__.format\" is \"" + meta.get("format") + "\", expected \""
+            // Quoted and escaped: the value is the file's and must not break the one-line message.
+            String format = meta.get("format");
+            throw new QlabException(file + ": field \"__metadata__.format\" is "
+                    + (format == null ? "missing" : new com.fasterxml.jackson.databind.node.TextNode(format).toString()) + ", expected \""
                     + FORMAT + "\" (not a qlab quantized checkpoint)");
         }
         String configJson = meta.get("qlab.config");

@@ -164,8 +164,14 @@ public final class ImportanceMatrix {
     public static ImportanceMatrix load(Path file) {
         SafetensorsFile f = SafetensorsFile.open(file);
         if (!FORMAT.equals(f.metadata().get("format"))) {
-            throw new QlabException(file + ": field \"__metadata__.format\" is \"" + f.metadata().get("format")
-                    + "\", expected \"" + FORMAT + "\" (not a qlab importance matrix)");
+            String format = f.metadata().get("format");
+            throw new QlabException(file + ": field \"__metadata__.format\" is "
+                    + (format == null ? "missing" : new com.fasterxml.jackson.databind.node.TextNode(format).toString())
+                    + ", expected \"" + FORMAT + "\" (not a qlab importance matrix)");
+        }
+        String tokens = f.metadata().getOrDefault("tokens", "0");
+        if (!tokens.matches("[0-9]{1,18}")) {
+            throw new QlabException(file + ": field \"__metadata__.tokens\" is " + new com.fasterxml.jackson.databind.node.TextNode(tokens) + ", expected a token count");
         }
         Map<String, float[]> v = new LinkedHashMap<>();
         for (TensorInfo t : f.tensors().values()) {

@@ -95,24 +95,24 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
                 String name = t.name().substring(0, t.name().length() - ".in_sum2".length());
                 GgufTensor counts = f.tensors().get(name + ".counts");
                 if (counts == null) {
-                    throw new QlabException(path + ": tensor \"" + t.name() + "\" has no \"" + name + ".counts\"");
+                    throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + " has no \"" + name + ".counts\"");
                 }
                 if (t.ne().length != 1 || !t.type().equals(GgufTensorType.F32) || counts.elementCount() != 1
                         || !counts.type().equals(GgufTensorType.F32)) {
-                    throw new QlabException(path + ": tensor \"" + t.name() + "\": field \"ne\" is " + Arrays.toString(t.ne())
+                    throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + ": field \"ne\" is " + Arrays.toString(t.ne())
                             + " " + t.type() + " with " + counts.elementCount() + " " + counts.type()
                             + " count(s); only one F32 vector and one F32 count per weight (no experts) are supported");
                 }
                 // llama-quantize rounds the count to an integer before dividing.
                 float count = Math.round(f.floats(counts.name())[0]);
                 if (!(count > 0)) {
-                    throw new QlabException(path + ": tensor \"" + counts.name() + "\" is " + count + ", expected a positive token count");
+                    throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(counts.name()) + " is " + count + ", expected a positive token count");
                 }
                 entries.put(name, new Entry(f.floats(t.name()), count));
             } else if (!t.name().endsWith(".counts")) {
-                throw new QlabException(path + ": tensor \"" + t.name() + "\" is neither <name>.in_sum2 nor <name>.counts");
+                throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + " is neither <name>.in_sum2 nor <name>.counts");
             } else if (!f.tensors().containsKey(t.name().substring(0, t.name().length() - ".counts".length()) + ".in_sum2")) {
-                throw new QlabException(path + ": tensor \"" + t.name() + "\" has no matching .in_sum2 tensor");
+                throw new QlabException(path + ": tensor " + new com.fasterxml.jackson.databind.node.TextNode(t.name()) + " has no matching .in_sum2 tensor");
             }
         }
         Map<String, String> qlab = new LinkedHashMap<>();
@@ -157,16 +157,16 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
             int ncall = datInt(s, pos, path, name + ".ncall");
             int nval = datInt(s, pos, path, name + ".nval");
             if (ncall <= 0) {
-                throw new QlabException(path + ": field \"" + name + ".ncall\" is " + ncall + ", expected a positive count");
+                throw new QlabException(path + ": " + field(name + ".ncall") + " is " + ncall + ", expected a positive count");
             }
             if (nval <= 0 || nval > (s.byteSize() - pos[0]) / 4) {
-                throw new QlabException(path + ": field \"" + name + ".nval\" is " + nval + ", past the end of the file (truncated?)");
+                throw new QlabException(path + ": " + field(name + ".nval") + " is " + nval + ", past the end of the file (truncated?)");
             }
             float[] v = new float[nval];
             MemorySegment.copy(s, FLOAT_LE, pos[0], v, 0, nval);
             pos[0] += 4L * nval;
             if (entries.put(name, new Entry(v, ncall)) != null) {
-                throw new QlabException(path + ": field \"" + name + "\" appears twice");
+                throw new QlabException(path + ": " + field(name) + " appears twice");
             }
         }
         int chunks = 0;
@@ -181,9 +181,14 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
         return new LlamaImatrix(entries, chunks, 0, datasets, Map.of());
     }
 
+    /** A field's name as a message shows it: quoted and escaped, so a name read from the file cannot break the line. */
+    private static String field(String name) {
+        return "field " + new com.fasterxml.jackson.databind.node.TextNode(name);
+    }
+
     private static int datInt(MemorySegment s, long[] pos, Path path, String field) {
         if (s.byteSize() - pos[0] < 4) {
-            throw new QlabException(path + ": field \"" + field + "\" is past the end of the file (truncated?)");
+            throw new QlabException(path + ": " + field(field) + " is past the end of the file (truncated?)");
         }
         int v = s.get(INT_LE, pos[0]);
         pos[0] += 4;
@@ -193,7 +198,7 @@ public record LlamaImatrix(Map<String, Entry> entries, int chunkCount, int chunk
     private static String datString(MemorySegment s, long[] pos, Path path, String field) {
         int len = datInt(s, pos, path, field);
         if (len < 0 || len > s.byteSize() - pos[0]) {
-            throw new QlabException(path + ": field \"" + field + "\" has length " + len + ", past the end of the file (truncated?)");
+            throw new QlabException(path + ": " + field(field) + " has length " + len + ", past the end of the file (truncated?)");
         }
         String v = new String(s.asSlice(pos[0], len).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
         pos[0] += len;
