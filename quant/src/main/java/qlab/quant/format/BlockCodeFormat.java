@@ -157,6 +157,15 @@ public abstract class BlockCodeFormat implements QuantFormat {
     /** Value j of a row: scale × level, plus the group's minimum where the format has one (two f32 operations, as ggml). */
     @Override
     public final void dequantizeRow(MemorySegment src, long srcOffset, int cols, float[] dst, int dstOffset) {
+        dequantize(src, srcOffset, cols, dst, dstOffset, grid.bits == 8 || grid.bits == 4 || grid.bits == 5);
+    }
+
+    /** {@link #dequantizeRow} one code at a time through {@link CodePacking#read}: the reference for {@link #decodeUnits}. */
+    final void dequantizeRowReference(MemorySegment src, long srcOffset, int cols, float[] dst, int dstOffset) {
+        dequantize(src, srcOffset, cols, dst, dstOffset, false);
+    }
+
+    private void dequantize(MemorySegment src, long srcOffset, int cols, float[] dst, int dstOffset, boolean byUnits) {
         int block = layout.kernelBlock();
         float[] effective = new float[(cols + block - 1) / block];
         layout.decode(src, srcOffset, cols, effective, 0);
@@ -165,23 +174,11 @@ public abstract class BlockCodeFormat implements QuantFormat {
             decodeMins(src, srcOffset, cols, mins, 0);
         }
         long codes = srcOffset + headerBytes(cols);
-        if (grid.bits == 8 || grid.bits == 4 || grid.bits == 5) {
+        if (byUnits) {
             decodeUnits(src, codes, cols, effective, mins, block, dst, dstOffset);
         } else {
             decodeEach(src, codes, cols, effective, mins, block, dst, dstOffset);
         }
-    }
-
-    /** {@link #dequantizeRow} one code at a time through {@link CodePacking#read}: the reference for {@link #decodeUnits}. */
-    final void dequantizeRowReference(MemorySegment src, long srcOffset, int cols, float[] dst, int dstOffset) {
-        int block = layout.kernelBlock();
-        float[] effective = new float[(cols + block - 1) / block];
-        layout.decode(src, srcOffset, cols, effective, 0);
-        float[] mins = hasMins() ? new float[effective.length] : null;
-        if (mins != null) {
-            decodeMins(src, srcOffset, cols, mins, 0);
-        }
-        decodeEach(src, srcOffset + headerBytes(cols), cols, effective, mins, block, dst, dstOffset);
     }
 
     private void decodeEach(MemorySegment src, long codes, int cols, float[] effective, float[] mins, int block,
