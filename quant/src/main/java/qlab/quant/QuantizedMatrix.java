@@ -38,11 +38,8 @@ public final class QuantizedMatrix implements Matrix {
     public static final String BATCHED_PROPERTY = "qlab.quant.batched";
     /**
      * Where the tile starts to pay for dequantizing its rows and padding the tokens to whole
-     * vectors. Whole model, q4_0, 2 threads, {@code bench-batch --steps 16 --reps 3}, alternating
-     * runs (tok/s, block kernels vs tile). AVX2 (8 lanes): batch 4 27.9/36.7 vs 22.5/23.9, batch 8
-     * 33.4/35.7 vs 48.0/48.6, batch 16 36.4/36.8 vs 83.1/69.9. AVX-512 (16 lanes, Zen 4, 2026-12-01):
-     * batch 6 36.8/34.0 vs 33.6/37.3, batch 8 43.8/51.0 vs 50.0/51.8, batch 12 49.5/44.2 vs
-     * 82.6/79.0. The tile wins from 8 tokens on either width, so the threshold is 8 tokens
+     * vectors: measured from 8 tokens on at 8 and 16 lanes (docs/engine.md, "Batched decode"), so
+     * the threshold is 8 tokens
      * ({@link #BATCHED_PROPERTY} = N moves it, to measure another CPU).
      */
     public static final int TILED_FROM_TOKENS = 8;

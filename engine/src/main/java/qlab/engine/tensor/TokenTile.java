@@ -24,9 +24,9 @@ import jdk.incubator.vector.FloatVector;
  *
  * <p>The tiles call only Vector API methods (loads and broadcasts written out, no helpers of
  * ours): C2 inlines those always, a helper of ours only when its heuristics agree, and a helper
- * left as a call boxes every vector it returns. A reduced sweep that ran q8_0, Q6_K and Q4_K_M
- * before q4_0 timed q4_0/32's f32 batch of 4 at 9.9 tok/s where the perf sweep's order gave 30.1
- * (1 thread, 2026-12-01, commit bade6c8). {@code KernelStructureTest} checks the bytecode.
+ * left as a call boxes every vector it returns, and then a config's speed depends on what ran
+ * before it in the JVM (docs/engine.md, "Tried and not kept"). {@code KernelStructureTest} checks
+ * the bytecode.
  */
 public final class TokenTile {
     private static final int ROWS = 6;

@@ -24,8 +24,7 @@ import qlab.engine.util.WorkerPool;
  * <p>The engine's inference tiles ({@code TokenTile}) compute Y = X · Wᵀ too, and training used
  * them at first; this kernel measured faster for training's shapes because its results are whole
  * rows of C stored as vectors, where the token tile scatters each cell to its own cache line
- * (a 768×256 W, 2048 tokens, one thread, mean of 30: 43–58 against 60–78 G multiply-adds/s; 2-core
- * VM under load, 2026-12-01).
+ * (measured in docs/engine.md, "Tried and not kept").
  *
  * <p>Every cell is the fold c = fma(A[a, k], B[k, b], c) over k = 0, 1, …, K − 1 from its initial
  * value (zero, or the gradient accumulated so far): exactly what {@link #productScalar} does, so the
@@ -94,10 +93,8 @@ public final class BlockedProducts {
     }
 
     /**
-     * Rows [s, e) of C: k blocks outermost, then row tiles, then column panels. Column panels
-     * outside the row tiles (a panel of B held in L1) measured no faster: dX of a 768×256 W for
-     * 2048 tokens, one thread, best of 30: 80–82 against 93–97 G multiply-adds/s (2-core VM under
-     * load, 2026-12-01).
+     * Rows [s, e) of C: k blocks outermost, then row tiles, then column panels (panels outside
+     * the row tiles measured slower: docs/engine.md, "Tried and not kept").
      */
     private static void rows(float[] a, int aOff, int aRow, int aCol, float[] b, int ldb, float[] c, int ldc,
                              int k, int cols, boolean accumulate, int s, int e) {

@@ -818,12 +818,9 @@ public final class Int8Strips {
      * {@link #stripNibbles32} for q4_k: byte scales and minima times their group's factors, the
      * level offset added back, in straight-line code with the factors loaded once per group and
      * each block's activation terms read from one array ({@link Activations#blocks32}). Compiled
-     * by C2 for q4_k, the general kernel held 902 instructions and 280 stack references against
-     * 670 and 180 for q4_0 (the same 16-column loop; the rest per-block indices, range checks and
-     * reloads of spilled registers), this one 871 and 285; one 3072×1024 product hot, one thread
-     * ({@code MatVecBenchmark}, three alternating pairs of processes, 2026-12-02): 17.7/18.2/18.1k
-     * → 21.3/21.5/21.1k products/s. The same for q5_k's 5-bit words measured 15.9/17.0/16.6k →
-     * 17.3/16.9/16.3k, no change, and is not kept.
+     * by C2 for q4_k, the general kernel held more instructions and stack references than q4_0's
+     * for the same 16-column loop (per-block indices, range checks, reloads of spilled registers);
+     * this one is faster on q4_k, and the same treatment of q5_k's words was not (docs/kquants.md).
      */
     private void stripNibblesFactored(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
@@ -1066,12 +1063,9 @@ public final class Int8Strips {
      * {@link #stripBytes} for byte levels in [−32, 32] (q6_k's −32..31, q3_k's and q2_k's smaller
      * ones): a product is at most 32 × 127 = 4064 in magnitude, so the 16-bit lanes sum eight
      * columns exactly before they are sign-extended into the 32-bit sums, where the byte kernel
-     * extends every pair: per eight columns 37 vector instructions instead of 48. q6_k through it
-     * and through the byte kernel, whole model as above, four alternating rounds: 41.1/42.3/37.4/
-     * 41.9 against 40.1/41.8/33.7/41.4 tok/s: the bytes, not the instructions, were its limit.
-     * q3_k, the same command, four alternating rounds (2026-12-02, commit 8be64bd against
-     * b4e7209): 54.4/41.9/43.1/40.8 against the byte kernel's 44.3/44.8/44.7/46.0 tok/s, no gain
-     * either: its byte strips (8.5 bits per weight for 3.44 stored) are what bounds it.
+     * extends every pair: per eight columns 37 vector instructions instead of 48. Measured on q6_k
+     * and q3_k it gained nothing over the byte kernel: their bytes, not the instructions, bound
+     * them (docs/kquants.md).
      */
     private void stripSmallBytes(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
@@ -1277,11 +1271,9 @@ public final class Int8Strips {
      * bits to the high pair already in place as 16 × h). The wrapping 16-bit sum of c × a less
      * 32 × Σ a is exact over eight columns (|Σ (c − 32) a| ≤ 8 × 32 × 127 = 32512), so each eight
      * is sign-extended into the 32-bit sums. About 6 vector instructions per column against the
-     * small bytes' 4.6, for 6.6 bits read per weight (with the byte scales) against 8.6: whole
-     * model, qwen3-0.6b shapes, 2 threads, {@code bench --reps 3 --prompt-tokens 64
-     * --decode-tokens 48}, four alternating rounds (2026-12-02 01:31–01:34 UTC): bytes
-     * 42.6/42.7/39.2/36.9 tok/s, these words 59.7/61.8/58.2/58.1. (A nibble plane and a 2-bit
-     * plane, 6 bits too, needed about 9 instructions per column and ran slower than the bytes.)
+     * small bytes' 4.6, for 6.6 bits read per weight (with the byte scales) against 8.6, and faster
+     * than the bytes in the whole model; a nibble plane plus a 2-bit plane needed about 9
+     * instructions per column and was slower (docs/kquants.md).
      */
     private void stripSixBits(int s, Activations x, int t, float[] out) {
         byte[] c = codes[s / stripsPerArray];
